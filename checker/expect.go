@@ -1,0 +1,122 @@
+package checker
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Expect is a scenario's `expect:` block: what the run must show for the scenario to pass (a CI
+// gate). Unset fields are not checked.
+type Expect struct {
+	MutualExclusion string                    `yaml:"mutual_exclusion" json:"mutual_exclusion,omitempty"` // "holds", "violated" or ""
+	Registers       map[string]RegisterExpect `yaml:"registers" json:"registers,omitempty"`
+	Liveness        *LivenessExpect           `yaml:"liveness" json:"liveness,omitempty"`
+}
+
+// RegisterExpect is what one register must show.
+type RegisterExpect struct {
+	Linearizable *bool `yaml:"linearizable" json:"linearizable,omitempty"`
+	LostUpdates  *bool `yaml:"lost_updates" json:"lost_updates,omitempty"`
+	Applicable   *bool `yaml:"applicable" json:"applicable,omitempty"`
+}
+
+// LivenessExpect is what the lock's availability must show.
+type LivenessExpect struct {
+	Stuck           *bool `yaml:"stuck" json:"stuck,omitempty"`
+	MinAcquisitions *int  `yaml:"min_acquisitions" json:"min_acquisitions,omitempty"`
+}
+
+// Mismatch is one expectation the verdict did not meet.
+type Mismatch struct {
+	Field string `json:"field"` // as in the scenario: "registers.unfenced.lost_updates"
+	Want  string `json:"want"`
+	Got   string `json:"got"`
+}
+
+func (m Mismatch) String() string { return fmt.Sprintf("%s: want %s, got %s", m.Field, m.Want, m.Got) }
+
+const (
+	holds    = "holds"
+	violated = "violated"
+)
+
+// Validate rejects expectations that could never be met or make no sense, naming the field.
+func (e Expect) Validate() error {
+	var errs []error
+	switch e.MutualExclusion {
+	case "", holds, violated:
+	default:
+		errs = append(errs, fmt.Errorf("expect.mutual_exclusion: %q is not one of %q, %q", e.MutualExclusion, holds, violated))
+	}
+	for _, name := range sortedNames(e.Registers) {
+		r := e.Registers[name]
+		if name == "" {
+			errs = append(errs, errors.New("expect.registers: a register has an empty name"))
+		}
+		if r.Applicable != nil && !*r.Applicable && (r.Linearizable != nil || r.LostUpdates != nil) {
+			errs = append(errs, fmt.Errorf("expect.registers.%s: linearizable and lost_updates cannot be checked on a register expected not applicable", name))
+		}
+	}
+	if l := e.Liveness; l != nil && l.MinAcquisitions != nil && *l.MinAcquisitions < 0 {
+		errs = append(errs, fmt.Errorf("expect.liveness.min_acquisitions: %d is negative", *l.MinAcquisitions))
+	}
+	return errors.Join(errs...)
+}
+
+// Match lists every expectation v does not meet; empty means the run passes. A register whose
+// linearizability is unknown (checker timeout) or whose lost updates are unknown (no final value)
+// never meets an expectation about it: a CI gate must not pass on a guess.
+func (e Expect) Match(v Verdict) []Mismatch {
+	var out []Mismatch
+	miss := func(field, want, got string) { out = append(out, Mismatch{field, want, got}) }
+
+	if e.MutualExclusion != "" {
+		got := holds
+		if !v.MutualExclusion.Holds {
+			got = violated
+		}
+		if got != e.MutualExclusion {
+			miss("mutual_exclusion", e.MutualExclusion, got)
+		}
+	}
+	for _, name := range sortedNames(e.Registers) {
+		want, field := e.Registers[name], "registers."+name+"."
+		got, present := v.Registers[name]
+		if !present {
+			got = RegisterVerdict{Linearizable: NotApplicable} // never mentioned: never touched
+		}
+		if want.Applicable != nil && *want.Applicable != got.Applicable {
+			miss(field+"applicable", strconv.FormatBool(*want.Applicable), strconv.FormatBool(got.Applicable))
+		}
+		if want.Linearizable != nil && got.Linearizable != yesNo(*want.Linearizable) {
+			miss(field+"linearizable", yesNo(*want.Linearizable), got.Linearizable)
+		}
+		if want.LostUpdates != nil {
+			switch {
+			case !got.LostUpdatesKnown && !got.Applicable:
+				miss(field+"lost_updates", strconv.FormatBool(*want.LostUpdates), "n/a (register not applicable)")
+			case !got.LostUpdatesKnown:
+				miss(field+"lost_updates", strconv.FormatBool(*want.LostUpdates), "unknown (no final value)")
+			case (got.LostUpdates > 0) != *want.LostUpdates:
+				miss(field+"lost_updates", strconv.FormatBool(*want.LostUpdates), fmt.Sprintf("%t (%d lost)", got.LostUpdates > 0, got.LostUpdates))
+			}
+		}
+	}
+	if l := e.Liveness; l != nil {
+		if l.Stuck != nil && *l.Stuck != v.Liveness.Stuck {
+			miss("liveness.stuck", strconv.FormatBool(*l.Stuck), strconv.FormatBool(v.Liveness.Stuck))
+		}
+		if l.MinAcquisitions != nil && v.Liveness.Acquisitions < *l.MinAcquisitions {
+			miss("liveness.min_acquisitions", strconv.Itoa(*l.MinAcquisitions), strconv.Itoa(v.Liveness.Acquisitions))
+		}
+	}
+	return out
+}
+
+func yesNo(b bool) string {
+	if b {
+		return Yes
+	}
+	return No
+}

@@ -1,0 +1,154 @@
+package checker
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func TestExpectDecodesFromTheScenarioYAML(t *testing.T) {
+	src := `
+mutual_exclusion: violated
+registers:
+  unfenced: {linearizable: false, lost_updates: true}
+  fenced-rw: {applicable: false}
+liveness: {stuck: false, min_acquisitions: 10}
+`
+	var e Expect
+	if err := yaml.Unmarshal([]byte(src), &e); err != nil {
+		t.Fatal(err)
+	}
+	want := Expect{
+		MutualExclusion: "violated",
+		Registers: map[string]RegisterExpect{
+			"unfenced":  {Linearizable: ptr(false), LostUpdates: ptr(true)},
+			"fenced-rw": {Applicable: ptr(false)},
+		},
+		Liveness: &LivenessExpect{Stuck: ptr(false), MinAcquisitions: ptr(10)},
+	}
+	if !reflect.DeepEqual(e, want) {
+		t.Fatalf("decoded %+v, want %+v", e, want)
+	}
+	if err := e.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestValidateRejectsBadExpectations(t *testing.T) {
+	tests := []struct {
+		name    string
+		expect  Expect
+		wantErr string // "" = valid
+	}{
+		{"empty is valid", Expect{}, ""},
+		{"holds is valid", Expect{MutualExclusion: "holds"}, ""},
+		{"an unknown mutual exclusion value names the field and the valid values",
+			Expect{MutualExclusion: "maybe"}, `expect.mutual_exclusion: "maybe" is not one of "holds", "violated"`},
+		{"a negative minimum of acquisitions",
+			Expect{Liveness: &LivenessExpect{MinAcquisitions: ptr(-1)}}, "expect.liveness.min_acquisitions"},
+		{"linearizability of a register expected not applicable",
+			Expect{Registers: map[string]RegisterExpect{"fenced-rw": {Applicable: ptr(false), Linearizable: ptr(true)}}},
+			"expect.registers.fenced-rw"},
+		{"a register without a name",
+			Expect{Registers: map[string]RegisterExpect{"": {Linearizable: ptr(true)}}}, "empty name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.expect.Validate()
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestMatchReportsMismatchesAndAcceptsMatches(t *testing.T) {
+	final := int64(6)
+	v := Verdict{
+		MutualExclusion: MutualExclusion{Holds: false},
+		Registers: map[string]RegisterVerdict{
+			"unfenced":     {Applicable: true, Linearizable: No, AckedIncrements: 7, Final: &final, LostUpdates: 1, LostUpdatesKnown: true},
+			"fenced-write": {Applicable: true, Linearizable: Unknown, LostUpdatesKnown: false},
+			"fenced-rw":    {Applicable: false, Linearizable: NotApplicable},
+		},
+		Liveness: Liveness{Acquisitions: 12, Stuck: false},
+	}
+	tests := []struct {
+		name   string
+		expect Expect
+		want   []Mismatch
+	}{
+		{"nothing expected matches anything", Expect{}, nil},
+		{
+			name: "the run's actual outcome matches",
+			expect: Expect{
+				MutualExclusion: "violated",
+				Registers: map[string]RegisterExpect{
+					"unfenced":  {Linearizable: ptr(false), LostUpdates: ptr(true), Applicable: ptr(true)},
+					"fenced-rw": {Applicable: ptr(false)},
+					"absent":    {Applicable: ptr(false)},
+				},
+				Liveness: &LivenessExpect{Stuck: ptr(false), MinAcquisitions: ptr(12)},
+			},
+		},
+		{
+			name: "every unmet expectation is reported",
+			expect: Expect{
+				MutualExclusion: "holds",
+				Registers: map[string]RegisterExpect{
+					"unfenced":  {Linearizable: ptr(true), LostUpdates: ptr(false)},
+					"fenced-rw": {Applicable: ptr(true)},
+				},
+				Liveness: &LivenessExpect{Stuck: ptr(true), MinAcquisitions: ptr(13)},
+			},
+			want: []Mismatch{
+				{"mutual_exclusion", "holds", "violated"},
+				{"registers.fenced-rw.applicable", "true", "false"},
+				{"registers.unfenced.linearizable", "yes", "no"},
+				{"registers.unfenced.lost_updates", "false", "true (1 lost)"},
+				{"liveness.stuck", "true", "false"},
+				{"liveness.min_acquisitions", "13", "12"},
+			},
+		},
+		{
+			name: "unknown linearizability and unknown lost updates never match",
+			expect: Expect{Registers: map[string]RegisterExpect{
+				"fenced-write": {Linearizable: ptr(true), LostUpdates: ptr(false)},
+			}},
+			want: []Mismatch{
+				{"registers.fenced-write.linearizable", "yes", "unknown"},
+				{"registers.fenced-write.lost_updates", "false", "unknown (no final value)"},
+			},
+		},
+		{
+			name:   "a non-applicable register is neither linearizable nor not",
+			expect: Expect{Registers: map[string]RegisterExpect{"fenced-rw": {Linearizable: ptr(true)}}},
+			want:   []Mismatch{{"registers.fenced-rw.linearizable", "yes", "n/a"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.expect.Match(v); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("mismatches:\n got %v\nwant %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestUnknownLinearizabilityFailsAnExpectationEndToEnd(t *testing.T) {
+	v := Check(hardIllegalHistory(), Options{LinearizabilityTimeout: 20 * time.Millisecond})
+	for _, want := range []bool{true, false} {
+		e := Expect{Registers: map[string]RegisterExpect{"unfenced": {Linearizable: ptr(want)}}}
+		if len(e.Match(v)) != 1 {
+			t.Errorf("linearizable: %v matched a verdict of %q", want, v.Registers["unfenced"].Linearizable)
+		}
+	}
+}

@@ -1,0 +1,86 @@
+package checker
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// incrementModel is a register that critical sections increment. The state is its value. A
+// section must read the current value; an accepted write adds one, a rejected write changes
+// nothing, and an unknown write may have done either — hence a nondeterministic model.
+func incrementModel(initial int64) porcupine.Model {
+	nm := porcupine.NondeterministicModel{
+		Init: func() []interface{} { return []interface{}{initial} },
+		Step: func(state, _, output interface{}) []interface{} {
+			v, s := state.(int64), output.(section)
+			if s.Read != v {
+				return nil
+			}
+			switch s.Write {
+			case history.Accepted:
+				return []interface{}{v + 1}
+			case history.Unknown:
+				return []interface{}{v, v + 1}
+			default: // rejected, or a read with no write
+				return []interface{}{v}
+			}
+		},
+		Hash: func(state interface{}) uint64 { return uint64(state.(int64)) },
+		DescribeOperation: func(_, output interface{}) string {
+			s := output.(section)
+			if s.Write == "" {
+				return fmt.Sprintf("read %d, no write", s.Read)
+			}
+			return fmt.Sprintf("read %d, write %d %s", s.Read, s.Read+1, s.Write)
+		},
+		DescribeState:             func(state interface{}) string { return fmt.Sprint(state.(int64)) },
+		DescribeOperationMetadata: func(m interface{}) string { return fmt.Sprint(m) },
+	}
+	return nm.ToModel()
+}
+
+// operations turns a register's sections into porcupine operations.
+func operations(sections []section, ids map[string]int) []porcupine.Operation {
+	out := make([]porcupine.Operation, len(sections))
+	for i, s := range sections {
+		out[i] = porcupine.Operation{
+			ClientId: ids[s.client],
+			Call:     s.call,
+			Output:   s,
+			Return:   s.ret,
+			Metadata: fmt.Sprintf("%s cs %d", s.client, s.cs),
+		}
+	}
+	return out
+}
+
+// linearizable runs porcupine within the time budget; running out of time gives Unknown.
+func linearizable(sections []section, initial int64, ids map[string]int, budget time.Duration) string {
+	switch porcupine.CheckOperationsTimeout(incrementModel(initial), operations(sections, ids), budget) {
+	case porcupine.Ok:
+		return Yes
+	case porcupine.Illegal:
+		return No
+	}
+	return Unknown
+}
+
+// Visualize writes porcupine's HTML view of one register's critical sections to path: the
+// longest linearizable prefixes, and where they break.
+func Visualize(events []history.Event, register, path string) error {
+	events = sortedEvents(events)
+	ops := clientOps(events)
+	r := collectRegisters(ops)[register]
+	if r == nil {
+		return fmt.Errorf("visualize register %q: no critical section accessed it", register)
+	}
+	initial := initialValues(events)[register]
+	_, info := porcupine.CheckOperationsVerbose(incrementModel(initial), operations(r.sections, clientIDs(ops)), defaultLinearizabilityTimeout)
+	if err := porcupine.VisualizePath(incrementModel(initial), info, path); err != nil {
+		return fmt.Errorf("visualize register %q: %w", register, err)
+	}
+	return nil
+}

@@ -1,0 +1,100 @@
+package checker
+
+import (
+	"sort"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// liveness measures how available the lock was: acquisitions, their latency, and the windows in
+// which someone wanted the lock and nobody held it.
+func liveness(ops []op, tl timelines, b bounds, stuckAfter time.Duration) Liveness {
+	var l Liveness
+	var latencies []time.Duration
+	lastOK := int64(-1 << 63)
+	for _, o := range ops {
+		if o.f != history.Acquire || o.done == nil {
+			continue
+		}
+		switch o.done.Type {
+		case history.OK:
+			l.Acquisitions++
+			latencies = append(latencies, time.Duration(o.done.Time-o.invoke.Time))
+			lastOK = max(lastOK, o.done.Time)
+		case history.Fail, history.Info:
+			l.AcquireFailures++
+		}
+	}
+	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
+	l.AcquireLatencyP50 = percentile(latencies, 50)
+	l.AcquireLatencyP99 = percentile(latencies, 99)
+
+	windows := unavailableWindows(tl, b.end)
+	for _, w := range windows {
+		if d := time.Duration(w.end - w.start); d > l.LongestUnavailable {
+			l.LongestUnavailable, l.LongestUnavailableOffset = d, time.Duration(w.start-b.start)
+		}
+	}
+	// Stuck: nobody acquired the lock at the end of the last window or after it — the window
+	// ran to the end of the run, or until every waiter died.
+	if n := len(windows); n > 0 {
+		last := windows[n-1]
+		if d := time.Duration(last.end - last.start); lastOK < last.end && d > stuckAfter {
+			l.Stuck, l.StuckFor = true, d
+		}
+	}
+	return l
+}
+
+// percentile is the nearest-rank percentile of sorted values: the smallest value with at least p%
+// of the values at or below it.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := (p*len(sorted) + 99) / 100
+	return sorted[min(max(rank, 1), len(sorted))-1]
+}
+
+// window is a span in which at least one live client wanted the lock and none held it.
+type window struct{ start, end int64 }
+
+func unavailableWindows(tl timelines, end int64) []window {
+	type change struct {
+		t            int64
+		wants, holds int
+	}
+	changes := make([]change, 0, 2*(len(tl.wants)+len(tl.holds)))
+	for _, w := range tl.wants {
+		changes = append(changes, change{w.start, 1, 0}, change{w.end, -1, 0})
+	}
+	for _, h := range tl.holds {
+		changes = append(changes, change{h.start, 0, 1}, change{h.end, 0, -1})
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].t < changes[j].t })
+	var out []window
+	wanters, holders := 0, 0
+	open, since := false, int64(0)
+	for i := 0; i < len(changes); {
+		t := changes[i].t
+		// Apply every change at this instant before judging, so a hand-over (release and the
+		// next acquire at the same time) opens no window.
+		for ; i < len(changes) && changes[i].t == t; i++ {
+			wanters += changes[i].wants
+			holders += changes[i].holds
+		}
+		down := wanters > 0 && holders == 0
+		switch {
+		case down && !open:
+			open, since = true, t
+		case !down && open:
+			out = append(out, window{since, t})
+			open = false
+		}
+	}
+	if open {
+		out = append(out, window{since, max(end, since)})
+	}
+	return out
+}

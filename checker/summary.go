@@ -1,0 +1,115 @@
+package checker
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// summarize says the verdict in one line of words, for logs, reports and CI output.
+func summarize(v Verdict) string {
+	parts := []string{mutualExclusionWords(v.MutualExclusion)}
+	for _, name := range sortedNames(v.Registers) {
+		if r := v.Registers[name]; r.Applicable {
+			parts = append(parts, registerWords(name, r))
+		}
+	}
+	parts = append(parts, livenessWords(v.Liveness))
+	return strings.Join(parts, "; ")
+}
+
+func mutualExclusionWords(m MutualExclusion) string {
+	if m.Holds {
+		return "mutual exclusion held"
+	}
+	perPair := map[[2]string]time.Duration{}
+	var pairs [][2]string
+	for _, w := range m.Windows {
+		if _, seen := perPair[w.Clients]; !seen {
+			pairs = append(pairs, w.Clients)
+		}
+		perPair[w.Clients] += w.Length
+	}
+	if len(pairs) == 1 {
+		p := pairs[0]
+		s := fmt.Sprintf("%s and %s both believed they held the lock for %s", p[0], p[1], human(perPair[p]))
+		if n := len(m.Windows); n > 1 {
+			s += fmt.Sprintf(" (%d windows)", n)
+		}
+		return s
+	}
+	longest := pairs[0]
+	for _, p := range pairs {
+		if perPair[p] > perPair[longest] {
+			longest = p
+		}
+	}
+	return fmt.Sprintf("%d pairs of clients both believed they held the lock, %s in total (longest: %s and %s, %s)",
+		len(pairs), human(m.TotalOverlap), longest[0], longest[1], human(perPair[longest]))
+}
+
+func registerWords(name string, r RegisterVerdict) string {
+	var facts []string
+	if r.LostUpdatesKnown && r.LostUpdates > 0 {
+		facts = append(facts, "lost "+plural(r.LostUpdates, "update"))
+	}
+	if n := r.StaleRejected(); n > 0 {
+		facts = append(facts, "rejected "+plural(n, "stale access"))
+	}
+	var lin string
+	switch r.Linearizable {
+	case Yes:
+		lin = "stayed linearizable"
+	case No:
+		lin = "was not linearizable"
+	default:
+		lin = "linearizability unknown (checker ran out of time)"
+	}
+	if len(facts) == 0 {
+		return name + " " + lin
+	}
+	return name + " " + strings.Join(facts, ", ") + " and " + lin
+}
+
+func livenessWords(l Liveness) string {
+	switch {
+	case l.Stuck:
+		return "the lock was stuck for " + human(l.StuckFor) + " at the end"
+	case l.Acquisitions == 0:
+		return "no client ever acquired the lock"
+	}
+	return fmt.Sprintf("%s, p99 %s", plural(l.Acquisitions, "acquisition"), human(l.AcquireLatencyP99))
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "s") {
+		return fmt.Sprintf("%d %ses", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// human rounds a duration to three significant figures or so: "1.21s", "12.3ms".
+func human(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(100 * time.Microsecond).String()
+	case d >= time.Microsecond:
+		return d.Round(100 * time.Nanosecond).String()
+	}
+	return d.String()
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

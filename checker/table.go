@@ -1,0 +1,54 @@
+package checker
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+)
+
+// Table prints the verdict as a short terminal table: mutual exclusion, one row per register,
+// and liveness. Sections are separated by blank lines, each aligned on its own.
+func Table(v Verdict, w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "mutual exclusion\t%s\n\n", mutualExclusionCell(v.MutualExclusion))
+
+	fmt.Fprintln(tw, "register\tlinearizable\tlost updates\tacked\trejected\tfinal")
+	var notApplicable []string
+	for _, name := range sortedNames(v.Registers) {
+		r := v.Registers[name]
+		if !r.Applicable {
+			notApplicable = append(notApplicable, name) // printed last: a short row would break the columns
+			continue
+		}
+		lost := "?"
+		if r.LostUpdatesKnown {
+			lost = strconv.Itoa(r.LostUpdates)
+		}
+		final := "-"
+		if r.Final != nil {
+			final = strconv.FormatInt(*r.Final, 10)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", name, r.Linearizable, lost, r.AckedIncrements, r.StaleRejected(), final)
+	}
+	for _, name := range notApplicable {
+		fmt.Fprintf(tw, "%s\tn/a (lock has no fencing token)\n", name)
+	}
+
+	l := v.Liveness
+	stuck := "no"
+	if l.Stuck {
+		stuck = "YES, for " + human(l.StuckFor)
+	}
+	fmt.Fprintln(tw, "\nliveness\tacquisitions\tfailures\tp50\tp99\tlongest unavailable\tstuck")
+	fmt.Fprintf(tw, "\t%d\t%d\t%s\t%s\t%s\t%s\n", l.Acquisitions, l.AcquireFailures,
+		human(l.AcquireLatencyP50), human(l.AcquireLatencyP99), human(l.LongestUnavailable), stuck)
+	return tw.Flush()
+}
+
+func mutualExclusionCell(m MutualExclusion) string {
+	if m.Holds {
+		return "holds"
+	}
+	return "VIOLATED: " + mutualExclusionWords(m)
+}

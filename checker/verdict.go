@@ -1,0 +1,85 @@
+// Package checker judges a recorded history: mutual exclusion (who believed they held the lock at
+// the same time), each protected register (linearizable? updates lost?) and liveness (latency, time
+// nobody could take the lock, a lock stuck forever). It is a set of pure functions of
+// []history.Event and knows nothing of the lock or the storage that produced the history.
+package checker
+
+import "time"
+
+// Linearizability answers, as strings so that verdict.json reads without a legend.
+const (
+	Yes           = "yes"
+	No            = "no"
+	Unknown       = "unknown" // porcupine ran out of time: no guess either way
+	NotApplicable = "n/a"     // the register was never accessed (a lock without fencing tokens)
+)
+
+// Verdict is everything the checker concludes about one run; the caller writes it as verdict.json.
+// Durations are integers of nanoseconds (time.Duration's JSON form), hence the _ns suffixes.
+type Verdict struct {
+	RunStart        int64                      `json:"run_start_ns"` // CLOCK_MONOTONIC of the run's start
+	RunLength       time.Duration              `json:"run_length_ns"`
+	Events          int                        `json:"events"`
+	MutualExclusion MutualExclusion            `json:"mutual_exclusion"`
+	Registers       map[string]RegisterVerdict `json:"registers"`
+	Liveness        Liveness                   `json:"liveness"`
+	Summary         string                     `json:"summary"`
+}
+
+// MutualExclusion lists the windows in which two clients both believed they held the lock.
+type MutualExclusion struct {
+	Holds   bool      `json:"holds"`
+	Windows []Overlap `json:"windows"`
+	// TotalOverlap is the time during which at least two clients believed they held the lock
+	// (overlapping windows of different pairs are counted once).
+	TotalOverlap time.Duration `json:"total_overlap_ns"`
+}
+
+// Overlap is one maximal window in which both clients of a pair believed they held the lock.
+type Overlap struct {
+	Clients [2]string     `json:"clients"`
+	Start   int64         `json:"start_ns"`  // CLOCK_MONOTONIC
+	Offset  time.Duration `json:"offset_ns"` // from the run's start
+	Length  time.Duration `json:"length_ns"`
+}
+
+// RegisterVerdict judges one protected register.
+type RegisterVerdict struct {
+	// Applicable is false when no critical section touched the register (a lock without tokens
+	// leaves the fenced registers alone); every other field is then empty.
+	Applicable   bool   `json:"applicable"`
+	Linearizable string `json:"linearizable"` // Yes, No, Unknown or NotApplicable
+
+	ReadsAccepted  int `json:"reads_accepted"`
+	ReadsRejected  int `json:"reads_rejected"` // refused by fencing: a stale token
+	ReadsUnknown   int `json:"reads_unknown"`
+	WritesAccepted int `json:"writes_accepted"`
+	WritesRejected int `json:"writes_rejected"` // refused by fencing: a stale token
+	WritesUnknown  int `json:"writes_unknown"`  // may or may not have landed
+
+	AckedIncrements int    `json:"acked_increments"` // = WritesAccepted: increments the clients were told happened
+	Final           *int64 `json:"final"`            // value read after the clients stopped; nil if never read
+	// LostUpdates is AckedIncrements minus the final value, floored at 0. Unknown writes that
+	// landed can raise the final value and hide a loss; they are never counted as one.
+	LostUpdates      int  `json:"lost_updates"`
+	LostUpdatesKnown bool `json:"lost_updates_known"` // false without a final value
+}
+
+// StaleRejected counts accesses fencing refused.
+func (r RegisterVerdict) StaleRejected() int { return r.ReadsRejected + r.WritesRejected }
+
+// Liveness says how available the lock was.
+type Liveness struct {
+	Acquisitions      int           `json:"acquisitions"`
+	AcquireFailures   int           `json:"acquire_failures"` // fail and info completions
+	AcquireLatencyP50 time.Duration `json:"acquire_latency_p50_ns"`
+	AcquireLatencyP99 time.Duration `json:"acquire_latency_p99_ns"`
+	// LongestUnavailable is the longest window in which some live client wanted the lock and no
+	// live client believed it held it.
+	LongestUnavailable       time.Duration `json:"longest_unavailable_ns"`
+	LongestUnavailableOffset time.Duration `json:"longest_unavailable_offset_ns"` // its start, from the run's start
+	// Stuck: the last such window was never ended by an acquisition and lasted longer than
+	// Options.StuckAfter — the lock was never freed (e.g. its holder died and it has no TTL).
+	Stuck    bool          `json:"stuck"`
+	StuckFor time.Duration `json:"stuck_for_ns"`
+}

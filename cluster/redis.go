@@ -1,0 +1,302 @@
+package cluster
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockcheck/lockcheck/internal/proc"
+)
+
+const (
+	// startTimeout bounds one redis-server start, from fork to PING answered.
+	startTimeout = 10 * time.Second
+	// portAttempts is how many fresh ports a first start tries when the one picked was taken.
+	portAttempts = 5
+)
+
+// errPortInUse means redis-server could not bind its port (someone took it after we picked it).
+var errPortInUse = errors.New("port already in use")
+
+// Redis is one redis-server process: a lock node or the protected resource's storage.
+type Redis struct {
+	Name    string
+	Addr    string // 127.0.0.1:port, direct (not through a proxy)
+	Dir     string // its data dir; also holds LogFile
+	LogFile string
+
+	port   int
+	logger *slog.Logger
+
+	restartMu sync.Mutex // serialises Restart and stop
+
+	mu     sync.Mutex
+	p      *proc.Process
+	closed bool
+}
+
+// Process is the current redis-server process (a new one after each Restart), for the nemesis to
+// pause, resume or kill.
+func (r *Redis) Process() *proc.Process {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.p
+}
+
+// Restart starts redis-server again on the same port with the same options and waits until it
+// answers PING. A process still running is killed first (a crash-restart). The data set starts
+// empty: nothing is persisted.
+func (r *Redis) Restart(ctx context.Context) error {
+	r.restartMu.Lock()
+	defer r.restartMu.Unlock()
+	if err := r.killAndWait(); err != nil {
+		return err
+	}
+	// The port is ours by convention but not by lock: if someone took it while the server was
+	// down, try a few times before giving up (the proxies point at this port, it cannot move).
+	var err error
+	for i := 0; i < portAttempts; i++ {
+		if err = r.launch(ctx); !errors.Is(err, errPortInUse) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return err
+}
+
+// startRedis creates dir and starts a redis-server in it on a free port.
+func startRedis(ctx context.Context, name, dir string, logger *slog.Logger) (*Redis, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	r := &Redis{Name: name, Dir: dir, LogFile: filepath.Join(dir, "redis.log"), logger: logger}
+	var err error
+	for i := 0; i < portAttempts; i++ {
+		var port int
+		if port, err = pickPort(); err != nil {
+			return nil, err
+		}
+		r.port = port
+		r.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		if err = r.launch(ctx); !errors.Is(err, errPortInUse) {
+			break
+		}
+		logger.Debug("redis port taken, retrying", "name", name, "port", port)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// pickPort is freePort, replaceable by tests.
+var pickPort = freePort
+
+// freePort asks the kernel for a free port on 127.0.0.1. It is free when we close the listener,
+// not necessarily when redis-server binds it: launch detects that and the caller retries.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// launch starts one redis-server process on r.port and waits until it is ready.
+func (r *Redis) launch(ctx context.Context) error {
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		return fmt.Errorf("redis %s: cluster stopped", r.Name)
+	}
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+
+	logf, err := os.OpenFile(r.LogFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	logStart, _ := logf.Seek(0, io.SeekEnd)
+	cmd := exec.Command("redis-server",
+		"--port", strconv.Itoa(r.port),
+		"--bind", "127.0.0.1",
+		"--save", "",
+		"--appendonly", "no",
+		"--daemonize", "no",
+		"--dir", r.Dir,
+		"--logfile", r.LogFile,
+	)
+	cmd.Dir = r.Dir
+	// Whatever redis prints before it opens its log file (bad arguments...) lands there too.
+	cmd.Stdout, cmd.Stderr = logf, logf
+	began := time.Now()
+	p, err := proc.StartProcess(cmd)
+	logf.Close()
+	if err != nil {
+		return fmt.Errorf("redis %s: start redis-server: %w", r.Name, err)
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		_ = p.Kill()
+		_ = p.Wait()
+		return fmt.Errorf("redis %s: cluster stopped", r.Name)
+	}
+	r.p = p
+	r.mu.Unlock()
+
+	if err := waitReady(ctx, r.Addr, p); err != nil {
+		_ = p.Kill()
+		_ = p.Wait()
+		tail := logTail(r.LogFile, logStart)
+		if strings.Contains(tail, "Address already in use") {
+			return fmt.Errorf("redis %s on %s: %w", r.Name, r.Addr, errPortInUse)
+		}
+		return fmt.Errorf("redis %s on %s not ready: %w; %s:\n%s", r.Name, r.Addr, err, r.LogFile, tail)
+	}
+	r.logger.Debug("redis ready", "name", r.Name, "addr", r.Addr, "pid", p.Pid(), "took", time.Since(began))
+	return nil
+}
+
+// killAndWait kills the current process, if any, and waits until it is gone.
+func (r *Redis) killAndWait() error {
+	p := r.Process()
+	if p == nil {
+		return nil
+	}
+	if err := p.Kill(); err != nil {
+		return fmt.Errorf("redis %s: %w", r.Name, err)
+	}
+	_ = p.Wait() // "signal: killed" is what we asked for
+	return nil
+}
+
+// stop kills the server for good: no Restart afterwards.
+func (r *Redis) stop() error {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.restartMu.Lock() // wait for a Restart in progress, which now fails
+	defer r.restartMu.Unlock()
+	return r.killAndWait()
+}
+
+// waitReady polls until the server at addr answers PING and reports p's pid (so a server of
+// someone else that already held the port does not count), p exits, or ctx ends.
+func waitReady(ctx context.Context, addr string, p *proc.Process) error {
+	// Abandon an attempt as soon as the process exits (someone else's listener may accept our
+	// connection and never answer).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-p.Exited():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	var last error
+	for {
+		if last = pingCheck(ctx, addr, p.Pid()); last == nil {
+			return nil
+		}
+		select {
+		case <-p.Exited():
+			return fmt.Errorf("redis-server exited: %v", p.Wait())
+		default:
+		}
+		select {
+		case <-p.Exited():
+			return fmt.Errorf("redis-server exited: %v", p.Wait())
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last attempt: %v)", ctx.Err(), last)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// pingCheck sends PING and INFO server over a raw RESP connection, and checks the answers: +PONG, and
+// process_id equal to pid.
+func pingCheck(ctx context.Context, addr string, pid int) error {
+	d := net.Dialer{Timeout: 200 * time.Millisecond}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	_ = conn.SetDeadline(time.Now().Add(time.Second))
+	if _, err := io.WriteString(conn, "*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n"); err != nil {
+		return err
+	}
+	br := bufio.NewReader(conn)
+	line, err := br.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if line != "+PONG\r\n" {
+		return fmt.Errorf("PING answered %q", strings.TrimSpace(line))
+	}
+	line, err = br.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(line, "$") {
+		return fmt.Errorf("INFO answered %q", strings.TrimSpace(line))
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(line[1:]))
+	if err != nil || n < 0 {
+		return fmt.Errorf("INFO answered %q", strings.TrimSpace(line))
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(br, body); err != nil {
+		return err
+	}
+	want := []byte("\nprocess_id:" + strconv.Itoa(pid) + "\r\n")
+	if !bytes.Contains(body, want) {
+		return fmt.Errorf("%s is answered by another process than pid %d", addr, pid)
+	}
+	return nil
+}
+
+// logTail returns the last lines of what was written to path from offset on.
+func logTail(path string, offset int64) string {
+	const max = 4096
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Sprintf("(cannot read log: %v)", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Sprintf("(cannot read log: %v)", err)
+	}
+	if st.Size()-offset > max {
+		offset = st.Size() - max
+	}
+	b, _ := io.ReadAll(io.NewSectionReader(f, offset, st.Size()-offset))
+	s := strings.TrimRight(string(b), "\n")
+	if s == "" {
+		return "(log empty)"
+	}
+	return s
+}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lockcheck/lockcheck/locks"
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+func newListCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the lock designs with their properties",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out := cmd.OutOrStdout()
+			verbose, _ := cmd.Flags().GetBool("verbose")
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "LOCK\tNODES\tEXPIRES\tFENCING TOKEN\tSOURCE\tSUMMARY")
+			for _, d := range locks.All() {
+				fmt.Fprintf(tw, "%s\t%d\t%v\t%s\t%s\t%s\n", d.Name, d.Nodes, d.Expires, d.Token, d.Source, d.Summary)
+			}
+			tw.Flush()
+			if verbose {
+				for _, d := range locks.All() {
+					fmt.Fprintf(out, "\n%s\n  protects against: %s\n  fails when:\n", d.Name, d.Protects)
+					for _, f := range d.FailureModes {
+						fmt.Fprintf(out, "    - %s\n", f)
+					}
+					fmt.Fprintf(out, "  scenarios: %s\n", strings.Join(d.Scenarios, ", "))
+				}
+			}
+			fmt.Fprintf(out, "\nprogram points a scenario can stop a client at: %s\n", strings.Join(workloads.Points, ", "))
+			return nil
+		},
+	}
+}
+
+func newWorkerCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:    "worker",
+		Short:  "Run one client (started by the controller; reads its config on stdin)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return workloads.Run()
+		},
+	}
+}

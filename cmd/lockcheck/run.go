@@ -1,0 +1,131 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/runner"
+	"github.com/lockcheck/lockcheck/scenarios"
+)
+
+func newRunCommand() *cobra.Command {
+	var resultsDir string
+	var count int
+	cmd := &cobra.Command{
+		Use:   "run SCENARIO",
+		Short: "Run a scenario against real servers and judge it (exit 0: verdict as expected, 1: not, 2: harness error)",
+		Long: `Run a scenario file (or the name of one in scenarios/) end to end: start the servers, the
+clients and the nemesis, record the history, judge it, and compare the verdict with the
+scenario's expect block. The run folder keeps the history, verdict.json, the scenario and logs.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sc, err := scenarios.Load(resolveScenario(args[0]))
+			if err != nil {
+				return &exitError{exitHarness, err}
+			}
+			if err := cluster.CheckBinaries(); err != nil {
+				return &exitError{exitHarness, err}
+			}
+			opts := runner.Options{ResultsDir: resultsDir, Logger: logger(cmd)}
+			out := cmd.OutOrStdout()
+			describe(out, sc)
+			matched := 0
+			for i := 1; i <= count; i++ {
+				res, err := runner.Run(cmd.Context(), sc, opts)
+				if res != nil && res.Dir != "" && (err == nil || errors.Is(err, runner.ErrInterrupted)) {
+					if count == 1 {
+						checker.Table(res.Verdict, out)
+					}
+					report(out, res, i, count)
+				}
+				if err != nil {
+					return &exitError{exitHarness, err}
+				}
+				if res.Matches {
+					matched++
+				}
+			}
+			if count > 1 {
+				fmt.Fprintf(out, "%d of %d runs matched the expected verdict\n", matched, count)
+			}
+			if matched < count {
+				return &exitError{exitMismatch, nil}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&resultsDir, "results", "results", "folder for run folders")
+	cmd.Flags().IntVar(&count, "count", 1, "run the scenario this many times (for repeatability figures)")
+	return cmd
+}
+
+func newCheckCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "check RUN_FOLDER",
+		Short: "Re-judge a stored run from its history alone (exit codes as for run)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, err := runner.Judge(args[0])
+			if err != nil {
+				return &exitError{exitHarness, err}
+			}
+			out := cmd.OutOrStdout()
+			checker.Table(res.Verdict, out)
+			report(out, res, 1, 1)
+			if !res.Matches {
+				return &exitError{exitMismatch, nil}
+			}
+			return nil
+		},
+	}
+}
+
+// resolveScenario accepts a path, or a bare name of a file in scenarios/.
+func resolveScenario(arg string) string {
+	if _, err := os.Stat(arg); err == nil || strings.ContainsRune(arg, filepath.Separator) {
+		return arg
+	}
+	return filepath.Join("scenarios", strings.TrimSuffix(arg, ".yaml")+".yaml")
+}
+
+func describe(w io.Writer, sc *scenarios.Scenario) {
+	claims := ""
+	if len(sc.Claims) > 0 {
+		claims = " (" + strings.Join(sc.Claims, ", ") + ")"
+	}
+	fmt.Fprintf(w, "scenario %s%s: lock %s, %d node(s), %d client(s), ttl %s, %s\n",
+		sc.Name, claims, sc.Lock, sc.Nodes, sc.Clients, sc.TTL.D(), sc.Duration.D())
+}
+
+func report(w io.Writer, res *runner.Result, i, count int) {
+	prefix := ""
+	if count > 1 {
+		prefix = fmt.Sprintf("run %d/%d: ", i, count)
+	}
+	if res.Matches {
+		fmt.Fprintf(w, "%sverdict matches expect: %s\n", prefix, res.Verdict.Summary)
+	} else {
+		fmt.Fprintf(w, "%sverdict DOES NOT match expect: %s\n", prefix, res.Verdict.Summary)
+		for _, m := range res.Mismatches {
+			fmt.Fprintf(w, "  %s: expected %s, got %s\n", m.Field, m.Want, m.Got)
+		}
+	}
+	fmt.Fprintf(w, "%srun folder: %s\n", prefix, res.Dir)
+}
+
+func logger(cmd *cobra.Command) *slog.Logger {
+	level := slog.LevelWarn
+	if v, _ := cmd.Flags().GetBool("verbose"); v {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}

@@ -1,0 +1,97 @@
+// Package history defines what a run records and how it is stored: one ordered log of events,
+// JSON lines, appended as things happen so that a run killed halfway still leaves a history the
+// checker can judge. Everything else in lockcheck depends on this package; it depends on nothing
+// of lockcheck.
+//
+// The conventions are Jepsen's: every client operation is recorded twice, an invoke and then its
+// completion (ok, fail or info). "info" means the outcome is unknown (a timeout, a crash): the
+// operation may or may not have taken effect, and it is never dropped or guessed.
+package history
+
+import (
+	"strconv"
+	"time"
+)
+
+// Type says what kind of record an event is.
+type Type string
+
+const (
+	Invoke Type = "invoke" // an operation starts
+	OK     Type = "ok"     // it completed and took effect
+	Fail   Type = "fail"   // it completed and certainly did not take effect
+	Info   Type = "info"   // its outcome is unknown (timeout, crash)
+	Note   Type = "note"   // something happened that is not an operation (node start, pause point reached, run end)
+)
+
+// Operation names ("f" in the log).
+const (
+	Acquire = "acquire" // take the lock (with retries); ok carries the fencing token when the lock has one
+	Release = "release" // give the lock back
+	Read    = "read"    // the read half of a critical section, on every register at once
+	Write   = "write"   // the write half of a critical section, on every register at once
+	Crash   = "crash"   // a client process died (note, written by the controller)
+
+	Pause = "pause" // nemesis: SIGSTOP of a process (invoke) until SIGCONT (ok)
+	Kill  = "kill"  // nemesis: SIGKILL of a process
+	Final = "final" // the resource's final register values, read by the controller after the clients stopped
+	Start = "start" // the run started (note)
+	End   = "end"   // the run ended (note); Error says why if it was cut short
+)
+
+// Process names that are not clients.
+const (
+	Nemesis    = "nemesis"
+	Resource   = "resource"
+	Controller = "controller"
+)
+
+// Register outcomes in a Read or Write.
+const (
+	Accepted = "ok"       // the access took effect
+	Rejected = "rejected" // the resource refused it: the token was lower than one it had seen
+	Unknown  = "unknown"  // the client never learned the outcome
+)
+
+// Event is one line of a history. Fields that do not apply to an event are omitted.
+type Event struct {
+	Time    int64  `json:"t"`       // nanoseconds of CLOCK_MONOTONIC, shared by every process on the machine
+	Process string `json:"process"` // "client-1", "nemesis", "resource", "controller"
+	Type    Type   `json:"type"`
+	F       string `json:"f"`
+	// Op pairs an invoke with its completion: it is unique per process.
+	Op int64 `json:"op,omitempty"`
+	// CS numbers a client's critical sections; the read and write of one section share it.
+	CS int64 `json:"cs,omitempty"`
+	// Token is the fencing token the lock handed out (acquire ok) or the one an access carried.
+	Token *int64 `json:"token,omitempty"`
+	// Registers holds per-register values and outcomes of a Read, Write or Final. The resource's
+	// own log has one Read or Write note per access (process "resource", Target the client).
+	Registers map[string]Register `json:"registers,omitempty"`
+	// Target names what a nemesis acted on, or the client a resource access came from.
+	Target string `json:"target,omitempty"`
+	// Point is the program point a client stopped at ("after-acquire", "before-write"), and Pass
+	// which time it was passing it (1 = first).
+	Point string `json:"point,omitempty"`
+	Pass  int    `json:"pass,omitempty"`
+	// Duration (nanoseconds) of a fault, when it was planned with one.
+	Duration int64  `json:"duration,omitempty"`
+	Error    string `json:"error,omitempty"`
+	// Seq is the resource's own sequence number for an Access: the order it applied them in.
+	Seq int64 `json:"seq,omitempty"`
+}
+
+// Register is one register's part in an access.
+type Register struct {
+	Value  int64  `json:"value"`
+	Status string `json:"status,omitempty"` // Accepted, Rejected or Unknown; empty in Final
+}
+
+// Client is the process name of the i-th client (1-based).
+func Client(i int) string { return "client-" + strconv.Itoa(i) }
+
+// Dur converts an event's nanosecond field to a time.Duration.
+func Dur(ns int64) time.Duration { return time.Duration(ns) }
+
+// TokenOf returns a pointer to t, for Event.Token.
+func TokenOf(t int64) *int64 { return &t }

@@ -1,0 +1,97 @@
+// Package locks holds the lock designs lockcheck runs, one file per design, behind one small
+// interface, and a registry by name. A design knows nothing of faults or checking: it takes the
+// lock, gives it back, and says which fencing token (if any) it handed out.
+package locks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// ErrBusy means another client holds the lock: the attempt certainly did not take it.
+var ErrBusy = errors.New("lock held by another client")
+
+// ErrNotHeld means a release found the lock no longer ours (it expired, or someone took it).
+var ErrNotHeld = errors.New("lock not held by this client")
+
+// Lock is one client's handle on one lock.
+type Lock interface {
+	// Acquire makes one attempt to take the lock, waiting at most until ctx is done. It returns
+	// ErrBusy when the lock is certainly held by someone else; any other error leaves the outcome
+	// unknown. token is nil when the design has no fencing token.
+	Acquire(ctx context.Context) (token *int64, err error)
+	// Release gives the lock back: nil, ErrNotHeld, or another error (outcome unknown).
+	Release(ctx context.Context) error
+	// Close frees connections.
+	Close() error
+}
+
+// Env is what a design gets to build a client's lock.
+type Env struct {
+	Client  string        // the client's name; owner identity where a design uses one
+	Nodes   []string      // addresses of the lock service's nodes, as this client reaches them
+	Key     string        // the lock's key
+	TTL     time.Duration // lease length, for designs that expire
+	Timeout time.Duration // bound on each command to a node
+	// Point marks a program point inside lock code where a scenario may stop the client (for
+	// example between sending commands and reading replies). Never nil.
+	Point func(name string)
+}
+
+// Design describes a lock design: what it is, where it comes from, and how it fails.
+type Design struct {
+	Name         string
+	Summary      string
+	Source       string   // the seed article or reference section it follows
+	Token        string   // the fencing token it gives, or "none"
+	Nodes        int      // independent lock-service nodes it needs
+	Expires      bool     // whether the lock frees itself after TTL
+	Protects     string   // what it protects against
+	FailureModes []string // how it is known to fail
+	Scenarios    []string // scenario files that show it
+	New          func(Env) (Lock, error)
+}
+
+// HasToken reports whether the design hands out fencing tokens.
+func (d Design) HasToken() bool { return d.Token != "none" }
+
+var registry = map[string]Design{}
+
+func register(d Design) {
+	if _, dup := registry[d.Name]; dup {
+		panic("lock design registered twice: " + d.Name)
+	}
+	registry[d.Name] = d
+}
+
+// Get returns the named design, or an error that lists the valid names.
+func Get(name string) (Design, error) {
+	d, ok := registry[name]
+	if !ok {
+		return Design{}, fmt.Errorf("unknown lock %q; valid locks: %s", name, strings.Join(Names(), ", "))
+	}
+	return d, nil
+}
+
+// Names lists registered designs in alphabetical order.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// All lists registered designs in alphabetical order.
+func All() []Design {
+	var out []Design
+	for _, n := range Names() {
+		out = append(out, registry[n])
+	}
+	return out
+}

@@ -1,0 +1,80 @@
+package locks
+
+// set-nx-px: the single-instance lock of the Redis docs (seeds 000, 003). SET key <random value>
+// NX PX ttl takes it; a Lua compare-and-delete releases it only if the value is still ours. The
+// fencing token is an INCR of a counter key, taken after the SET succeeds, so tokens increase in
+// acquisition order on one node (and can go backwards if that node loses its data: K6).
+// It fails as every lease does (A1, K2): a holder paused past the TTL still believes it holds.
+
+import (
+	"context"
+	"errors"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func init() {
+	register(Design{
+		Name:     "set-nx-px",
+		Summary:  "SET key <random> NX PX ttl; Lua compare-and-delete release; INCR fencing token",
+		Source:   "seeds 000 and 003; Redis docs, single instance",
+		Token:    "INCR of <key>:token at acquire",
+		Nodes:    1,
+		Expires:  true,
+		Protects: "crashed holders (the key expires) and deleting another client's lock (owner check)",
+		FailureModes: []string{
+			"holder paused past the TTL keeps believing it holds: double ownership (K2, K3)",
+			"a token from one node's counter goes backwards if the node loses its data (K6)",
+		},
+		Scenarios: []string{"no-faults-set-nx-px", "gc-pause-set-nx-px", "gc-pause-before-write-set-nx-px"},
+		New: func(env Env) (Lock, error) {
+			return &setNxPx{rdb: dialRedis(env.Nodes[0], env), env: env}, nil
+		},
+	})
+}
+
+// compareAndDelete is the release script of the Redis docs.
+var compareAndDelete = redis.NewScript(`
+if redis.call("get", KEYS[1]) == ARGV[1] then
+  return redis.call("del", KEYS[1])
+else
+  return 0
+end`)
+
+type setNxPx struct {
+	rdb   *redis.Client
+	env   Env
+	value string
+}
+
+func (l *setNxPx) Acquire(ctx context.Context) (*int64, error) {
+	value := randomValue()
+	ok, err := l.rdb.SetNX(ctx, l.env.Key, value, l.env.TTL).Result()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrBusy
+	}
+	l.value = value
+	token, err := l.rdb.Incr(ctx, l.env.Key+":token").Result()
+	if err != nil {
+		// We hold the lock but have no token: give it back rather than work unfenced.
+		_ = l.Release(ctx)
+		return nil, errors.Join(errors.New("took the lock but could not get a fencing token"), err)
+	}
+	return &token, nil
+}
+
+func (l *setNxPx) Release(ctx context.Context) error {
+	n, err := compareAndDelete.Run(ctx, l.rdb, []string{l.env.Key}, l.value).Int()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotHeld
+	}
+	return nil
+}
+
+func (l *setNxPx) Close() error { return l.rdb.Close() }

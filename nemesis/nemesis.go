@@ -1,0 +1,162 @@
+// Package nemesis injects faults on a schedule and records each one in the history, with its
+// start, end and target, so checkers and reports can line faults up with what clients saw.
+//
+// A schedule mixes three kinds of fault: at a client's program point (deterministic: "stop
+// client-1 the 2nd time it passes after-acquire"), at a time from the start of the run, and a
+// seeded random package in Jepsen's style. Heal ends everything that is still in force.
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Target is anything a fault can act on: a worker process, a server process.
+type Target interface {
+	Stop() error // SIGSTOP
+	Cont() error // SIGCONT
+	Kill() error // SIGKILL
+}
+
+// Fault kinds.
+const (
+	PauseFault = "pause"
+	KillFault  = "kill"
+)
+
+// Kinds lists the fault kinds a schedule may name.
+var Kinds = []string{PauseFault, KillFault}
+
+// Fault is one planned fault.
+type Fault struct {
+	Kind       string
+	Target     string
+	At         time.Duration // time from the start of the run; used when Point is empty
+	Point      string        // a client's program point: the client stops itself there
+	Occurrence int           // which pass of Point (1 = first)
+	For        time.Duration // how long a pause lasts
+}
+
+// Random is a Jepsen-style random package: every Interval on average, one fault of a kind drawn
+// from Kinds on a target drawn from Targets, lasting between MinFor and MaxFor.
+type Random struct {
+	Kinds    []string
+	Targets  []string
+	Interval time.Duration
+	MinFor   time.Duration
+	MaxFor   time.Duration
+	Seed     int64
+}
+
+// Schedule is what a scenario asks of the nemesis.
+type Schedule struct {
+	Faults []Fault
+	Random *Random
+}
+
+// Nemesis carries out a schedule against named targets.
+type Nemesis struct {
+	targets map[string]Target
+	record  func(history.Event)
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	op     int64
+	points map[pointKey]Fault
+}
+
+type pointKey struct {
+	target, point string
+	occurrence    int
+}
+
+// New makes a nemesis over targets that records its actions with record.
+func New(targets map[string]Target, record func(history.Event)) *Nemesis {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Nemesis{targets: targets, record: record, ctx: ctx, cancel: cancel, points: map[pointKey]Fault{}}
+}
+
+// Start begins the timed and random parts of s; the point faults wait for Stopped.
+func (n *Nemesis) Start(s Schedule) error {
+	for _, f := range s.Faults {
+		if _, ok := n.targets[f.Target]; !ok {
+			return fmt.Errorf("nemesis: no target %q", f.Target)
+		}
+		if f.Point != "" {
+			n.points[pointKey{f.Target, f.Point, f.Occurrence}] = f
+			continue
+		}
+		n.wg.Add(1)
+		go func(f Fault) {
+			defer n.wg.Done()
+			if wait(n.ctx, f.At) {
+				n.apply(f, false)
+			}
+		}(f)
+	}
+	if s.Random != nil {
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			n.random(*s.Random)
+		}()
+	}
+	return nil
+}
+
+// Stopped is called when a client has stopped itself at a program point; it carries out the fault
+// planned there.
+func (n *Nemesis) Stopped(target, point string, occurrence int) {
+	f, ok := n.points[pointKey{target, point, occurrence}]
+	if !ok {
+		// A stop nobody planned would leave the client frozen: resume it at once.
+		_ = n.targets[target].Cont()
+		return
+	}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.apply(f, true)
+	}()
+}
+
+// Heal cancels what has not happened yet, ends every pause in force (resuming the process) and
+// waits until all of that is recorded. Safe to call more than once.
+func (n *Nemesis) Heal() {
+	n.cancel()
+	n.wg.Wait()
+}
+
+func (n *Nemesis) nextOp() int64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.op++
+	return n.op
+}
+
+func (n *Nemesis) apply(f Fault, alreadyStopped bool) {
+	switch f.Kind {
+	case PauseFault:
+		n.pause(f, alreadyStopped)
+	case KillFault:
+		n.kill(f)
+	}
+}
+
+func wait(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

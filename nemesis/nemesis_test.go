@@ -1,0 +1,159 @@
+package nemesis
+
+import (
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/proc"
+)
+
+// recorder collects what the nemesis records.
+type recorder struct {
+	mu     sync.Mutex
+	events []history.Event
+}
+
+func (r *recorder) record(e history.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
+
+func (r *recorder) all() []history.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]history.Event(nil), r.events...)
+}
+
+func sleeper(t *testing.T) *proc.Process {
+	t.Helper()
+	p, err := proc.StartProcess(exec.Command("sleep", "60"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Kill() })
+	return p
+}
+
+func state(t *testing.T, p *proc.Process) byte {
+	t.Helper()
+	s, err := p.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestTimedPauseStopsTheRealProcessThenResumesIt(t *testing.T) {
+	p := sleeper(t)
+	rec := &recorder{}
+	n := New(map[string]Target{"client-1": p}, rec.record)
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: PauseFault, Target: "client-1", At: 50 * time.Millisecond, For: 300 * time.Millisecond}}}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if s := state(t, p); s != 'T' {
+		t.Fatalf("process state during the pause = %c, want T (stopped)", s)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if s := state(t, p); s == 'T' {
+		t.Fatalf("process still stopped after the pause ended")
+	}
+	n.Heal()
+	ev := rec.all()
+	if len(ev) != 2 || ev[0].Type != history.Invoke || ev[1].Type != history.OK || ev[0].F != history.Pause {
+		t.Fatalf("want pause invoke then ok, got %+v", ev)
+	}
+	if got := time.Duration(ev[1].Time - ev[0].Time); got < 250*time.Millisecond {
+		t.Fatalf("recorded pause lasted %s, want about 300ms", got)
+	}
+}
+
+func TestHealEndsAPauseEarlyAndLeavesNothingStopped(t *testing.T) {
+	p := sleeper(t)
+	rec := &recorder{}
+	n := New(map[string]Target{"n1": p}, rec.record)
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: PauseFault, Target: "n1", At: 0, For: time.Hour}}})
+	time.Sleep(100 * time.Millisecond)
+	if s := state(t, p); s != 'T' {
+		t.Fatalf("state = %c, want T", s)
+	}
+	n.Heal()
+	if s := state(t, p); s == 'T' {
+		t.Fatal("Heal left the process stopped")
+	}
+	ev := rec.all()
+	if len(ev) != 2 || ev[1].Error == "" {
+		t.Fatalf("want the early end recorded with a reason, got %+v", ev)
+	}
+}
+
+func TestPointFaultActsOnlyWhenTheClientReportsThePoint(t *testing.T) {
+	p := sleeper(t)
+	rec := &recorder{}
+	n := New(map[string]Target{"client-1": p}, rec.record)
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: KillFault, Target: "client-1", Point: "after-acquire", Occurrence: 2}}})
+	time.Sleep(50 * time.Millisecond)
+	if len(rec.all()) != 0 {
+		t.Fatal("a point fault fired before its point")
+	}
+	_ = p.Stop() // the worker stops itself at the point; emulate with the same signal
+	n.Stopped("client-1", "after-acquire", 2)
+	select {
+	case <-p.Exited():
+	case <-time.After(2 * time.Second):
+		t.Fatal("kill at the point did not kill the process")
+	}
+	n.Heal()
+	ev := rec.all()
+	if len(ev) != 2 || ev[0].F != history.Kill || ev[1].Type != history.OK {
+		t.Fatalf("want kill invoke then ok, got %+v", ev)
+	}
+}
+
+func TestUnplannedStopIsResumedAtOnce(t *testing.T) {
+	p := sleeper(t)
+	n := New(map[string]Target{"client-1": p}, func(history.Event) {})
+	_ = p.Stop()
+	n.Stopped("client-1", "before-write", 7)
+	time.Sleep(50 * time.Millisecond)
+	if s := state(t, p); s == 'T' {
+		t.Fatal("a client stopped at an unplanned point was left frozen")
+	}
+}
+
+func TestRandomPackageIsSeededAndStaysWithinBounds(t *testing.T) {
+	run := func() []history.Event {
+		targets := map[string]Target{"client-1": sleeper(t), "client-2": sleeper(t)}
+		rec := &recorder{}
+		n := New(targets, rec.record)
+		_ = n.Start(Schedule{Random: &Random{Kinds: []string{PauseFault}, Targets: []string{"client-1", "client-2"},
+			Interval: 40 * time.Millisecond, MinFor: 10 * time.Millisecond, MaxFor: 30 * time.Millisecond, Seed: 42}})
+		time.Sleep(400 * time.Millisecond)
+		n.Heal()
+		return rec.all()
+	}
+	a, b := run(), run()
+	if len(a) < 4 {
+		t.Fatalf("too few random faults: %d events", len(a))
+	}
+	n := min(len(a), len(b))
+	for i := 0; i < n; i += 2 { // the same seed picks the same targets and lengths
+		if a[i].Target != b[i].Target || a[i].Duration != b[i].Duration {
+			t.Fatalf("fault %d differs between runs with one seed: %+v vs %+v", i/2, a[i], b[i])
+		}
+		if d := time.Duration(a[i].Duration); d < 10*time.Millisecond || d > 30*time.Millisecond {
+			t.Fatalf("pause length %s outside [10ms, 30ms]", d)
+		}
+	}
+}
+
+func TestUnknownTargetIsRefused(t *testing.T) {
+	n := New(map[string]Target{}, func(history.Event) {})
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: PauseFault, Target: "n9"}}}); err == nil {
+		t.Fatal("want an error for a target that does not exist")
+	}
+}

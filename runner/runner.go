@@ -1,0 +1,277 @@
+// Package runner carries out one scenario end to end: it starts the cluster, one worker process
+// per client and the nemesis; streams every event into the run's history; at the end heals every
+// fault, stops the clients, records the resource's final state and own log, and judges the
+// history. It is the only package that knows all the others.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/resource"
+	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+// Options are how to run, as opposed to what (the scenario).
+type Options struct {
+	ResultsDir string   // where run folders go; default "results"
+	Worker     []string // command line that starts a worker; default: this executable + "worker"
+	WorkerEnv  []string // environment for workers; default: ours
+	Logger     *slog.Logger
+}
+
+// ErrInterrupted marks a run cut short by its context (Ctrl-C). Its history is still judged.
+var ErrInterrupted = errors.New("run interrupted")
+
+// LockKey is the key every client contends for.
+const LockKey = "lockcheck:lock"
+
+// Run carries out sc and returns its judged result. A harness failure (servers that do not start)
+// is an error; so is an interruption, which still returns the result judged so far.
+func Run(ctx context.Context, sc *scenarios.Scenario, o Options) (*Result, error) {
+	o = o.withDefaults()
+	dir, err := newRunDir(o.ResultsDir, sc)
+	if err != nil {
+		return nil, err
+	}
+	runErr := execute(ctx, sc, dir, o)
+	if runErr != nil && !errors.Is(runErr, ErrInterrupted) {
+		return &Result{Dir: dir}, runErr
+	}
+	res, err := Judge(dir)
+	if err != nil {
+		return &Result{Dir: dir}, err
+	}
+	return res, runErr
+}
+
+func (o Options) withDefaults() Options {
+	if o.ResultsDir == "" {
+		o.ResultsDir = "results"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if len(o.Worker) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			exe = os.Args[0]
+		}
+		o.Worker = []string{exe, "worker"}
+	}
+	if o.WorkerEnv == nil {
+		o.WorkerEnv = os.Environ()
+	}
+	return o
+}
+
+// execute runs the scenario and writes the history; it does not judge.
+func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options) (err error) {
+	hw, err := history.Create(filepath.Join(dir, HistoryFile))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := hw.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	record := hw.Append
+	note := func(f string, e history.Event) {
+		e.Time, e.Process, e.Type, e.F = history.Now(), history.Controller, history.Note, f
+		record(e)
+	}
+
+	clients := sc.ClientNames()
+	absDir, err := filepath.Abs(dir) // servers run in their own folders: relative paths would break
+	if err != nil {
+		return err
+	}
+	c, err := cluster.Start(ctx, cluster.Options{Dir: absDir, LockNodes: sc.Nodes, Clients: clients, Logger: o.Logger})
+	if err != nil {
+		note(history.End, history.Event{Error: err.Error()})
+		return fmt.Errorf("start cluster: %w", err)
+	}
+	defer c.Stop()
+
+	logDir := filepath.Join(dir, "logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return err
+	}
+	note(history.Start, history.Event{Duration: int64(sc.Duration.D())})
+
+	targets := map[string]nemesis.Target{}
+	for _, n := range c.Nodes {
+		targets[n.Name] = n.Process()
+	}
+	workers := make([]*workloads.Worker, 0, len(clients))
+	var finishing sync.Map // client name -> true once we asked it to finish
+	var pumps sync.WaitGroup
+	nem := nemesis.New(targets, record)
+	defer nem.Heal()
+	for i, name := range clients {
+		logFile, err := os.Create(filepath.Join(logDir, name+".log"))
+		if err != nil {
+			return err
+		}
+		defer logFile.Close()
+		w, err := workloads.Spawn(o.Worker, o.WorkerEnv, workerConfig(sc, c, name, i), logFile)
+		if err != nil {
+			note(history.End, history.Event{Error: err.Error()})
+			return err
+		}
+		defer w.Process().Kill()
+		workers = append(workers, w)
+		targets[name] = w.Process()
+		pumps.Add(1)
+		go func() {
+			defer pumps.Done()
+			for e := range w.Events {
+				record(e)
+				if e.F == workloads.Stopped {
+					go atPoint(ctx, nem, w, e)
+				}
+			}
+			if _, asked := finishing.Load(w.Name); !asked {
+				note(history.Crash, history.Event{Target: w.Name, Error: "worker exited before the end of the run"})
+			}
+		}()
+	}
+	if err := nem.Start(schedule(sc)); err != nil {
+		return err
+	}
+
+	interrupted := false
+	select {
+	case <-time.After(sc.Duration.D()):
+	case <-ctx.Done():
+		interrupted = true
+	}
+
+	// The final phase: heal everything, then let the clients finish their cycle and release.
+	nem.Heal()
+	for _, w := range workers {
+		finishing.Store(w.Name, true)
+		_ = w.Finish()
+	}
+	grace := sc.Workload.AcquireTimeout.D() + sc.Workload.Hold.D() + 4*sc.Workload.Timeout.D() + time.Second
+	if interrupted {
+		grace = time.Second
+	}
+	if !waitGroup(&pumps, grace) {
+		for _, w := range workers {
+			_ = w.Process().Kill()
+		}
+		note(history.Kill, history.Event{Error: "clients did not finish in time and were killed"})
+		pumps.Wait()
+	}
+
+	recordResource(ctx, c.Resource.Addr, record, o.Logger)
+	end := history.Event{}
+	if interrupted {
+		end.Error = ErrInterrupted.Error()
+	}
+	note(history.End, end)
+	if interrupted {
+		return ErrInterrupted
+	}
+	return nil
+}
+
+// atPoint hands a client that stopped itself at a program point to the nemesis, once the process
+// is really stopped (it wrote the note just before SIGSTOP).
+func atPoint(ctx context.Context, nem *nemesis.Nemesis, w *workloads.Worker, e history.Event) {
+	wctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := w.Process().WaitStopped(wctx); err != nil {
+		return // it died instead; the pump records that
+	}
+	nem.Stopped(w.Name, e.Point, e.Pass)
+}
+
+// recordResource appends the resource's final values and its own access log to the history.
+func recordResource(ctx context.Context, addr string, record func(history.Event), log *slog.Logger) {
+	store := resource.Dial(addr, 2*time.Second)
+	defer store.Close()
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	now := history.Now()
+	if final, err := store.Final(rctx); err != nil {
+		log.Error("read resource final values", "err", err)
+	} else {
+		record(history.Event{Time: now, Process: history.Resource, Type: history.Note, F: history.Final, Registers: final})
+	}
+	accesses, err := store.Log(rctx, now)
+	if err != nil {
+		log.Error("read resource log", "err", err)
+		return
+	}
+	for _, e := range accesses {
+		record(e)
+	}
+}
+
+func workerConfig(sc *scenarios.Scenario, c *cluster.Cluster, client string, i int) workloads.Config {
+	cfg := workloads.Config{
+		Client:   client,
+		Lock:     sc.Lock,
+		Resource: c.Link(client, "resource").Addr(),
+		Key:      LockKey,
+		TTL:      sc.TTL.D(),
+		Seed:     sc.Seed*1000 + int64(i),
+		Workload: workloads.Workload{
+			Hold:           sc.Workload.Hold.D(),
+			Think:          sc.Workload.Think.D(),
+			StartDelay:     time.Duration(i) * sc.Workload.Stagger.D(),
+			AcquireTimeout: sc.Workload.AcquireTimeout.D(),
+			BackoffMin:     sc.Workload.BackoffMin.D(),
+			BackoffMax:     sc.Workload.BackoffMax.D(),
+			Timeout:        sc.Workload.Timeout.D(),
+		},
+	}
+	for _, n := range sc.NodeNames() {
+		cfg.Nodes = append(cfg.Nodes, c.Link(client, n).Addr())
+	}
+	for _, f := range sc.Nemesis {
+		if f.Random == nil && f.Point != "" && f.Target == client {
+			cfg.StopAt = append(cfg.StopAt, workloads.StopAt{Point: f.Point, Occurrence: f.Occurrence})
+		}
+	}
+	return cfg
+}
+
+func schedule(sc *scenarios.Scenario) nemesis.Schedule {
+	var s nemesis.Schedule
+	for _, f := range sc.Nemesis {
+		if r := f.Random; r != nil {
+			s.Random = &nemesis.Random{Kinds: r.Faults, Targets: r.Targets, Interval: r.Interval.D(),
+				MinFor: r.MinFor.D(), MaxFor: r.MaxFor.D(), Seed: sc.Seed}
+			continue
+		}
+		s.Faults = append(s.Faults, nemesis.Fault{Kind: f.Fault, Target: f.Target, At: f.At.D(),
+			Point: f.Point, Occurrence: f.Occurrence, For: f.For.D()})
+	}
+	return s
+}
+
+func waitGroup(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}

@@ -1,0 +1,92 @@
+// Package scenarios loads and validates scenario files: which lock, how many nodes and clients,
+// the workload, the nemesis schedule, and the verdict the run is expected to reach. The *.yaml
+// files beside this code are the shipped scenarios.
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/lockcheck/lockcheck/checker"
+)
+
+// Scenario is one scenario file.
+type Scenario struct {
+	Name        string         `yaml:"name"`
+	Description string         `yaml:"description"`
+	Claims      []string       `yaml:"claims"` // REFERENCE.md claim ids this scenario tests (K2, A8, ...)
+	Lock        string         `yaml:"lock"`
+	Nodes       int            `yaml:"nodes"` // lock-service nodes; 0 = what the design needs
+	Clients     int            `yaml:"clients"`
+	TTL         Duration       `yaml:"ttl"`
+	Duration    Duration       `yaml:"duration"`
+	Seed        int64          `yaml:"seed"`
+	Workload    Workload       `yaml:"workload"`
+	Nemesis     []Fault        `yaml:"nemesis"`
+	Expect      checker.Expect `yaml:"expect"`
+
+	// Path is the file it was loaded from.
+	Path string `yaml:"-"`
+	// Source is the file's text, kept so a run folder holds the exact scenario it ran.
+	Source []byte `yaml:"-"`
+}
+
+// Workload is how each client uses the lock (see workloads.Workload).
+type Workload struct {
+	Hold           Duration `yaml:"hold"`
+	Think          Duration `yaml:"think"`
+	Stagger        Duration `yaml:"stagger"` // client-N starts (N-1)*stagger after client-1: who goes first is then deterministic
+	AcquireTimeout Duration `yaml:"acquire_timeout"`
+	BackoffMin     Duration `yaml:"backoff_min"`
+	BackoffMax     Duration `yaml:"backoff_max"`
+	Timeout        Duration `yaml:"timeout"`
+}
+
+// Fault is one entry of the nemesis list: either a planned fault (Fault set) or a random package
+// (Random set).
+type Fault struct {
+	Fault      string   `yaml:"fault"`      // pause | kill
+	Target     string   `yaml:"target"`     // client-N or nN
+	At         Duration `yaml:"at"`         // time from the start of the run...
+	Point      string   `yaml:"point"`      // ...or a client program point
+	Occurrence int      `yaml:"occurrence"` // which pass of the point (default 1)
+	For        Duration `yaml:"for"`        // pause length
+	Random     *Random  `yaml:"random"`
+}
+
+// Random is a seeded random fault package.
+type Random struct {
+	Faults   []string `yaml:"faults"`
+	Targets  []string `yaml:"targets"`
+	Interval Duration `yaml:"interval"`
+	MinFor   Duration `yaml:"min_for"`
+	MaxFor   Duration `yaml:"max_for"`
+}
+
+// Duration is a time.Duration written as in Go ("500ms", "2s").
+type Duration time.Duration
+
+// D returns the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// UnmarshalYAML parses "500ms"-style text; a bare number is refused because its unit is a guess.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want a duration such as 500ms or 2s", n.Line)
+	}
+	v, err := time.ParseDuration(strings.TrimSpace(n.Value))
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration (write it like 500ms or 2s)", n.Line, n.Value)
+	}
+	if v < 0 {
+		return fmt.Errorf("line %d: duration %s is negative", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes the duration back as text.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }

@@ -1,0 +1,74 @@
+// Package workloads is what a client does with a lock, and the worker process that does it. Each
+// client runs as its own OS process (`lockcheck worker`) so that a SIGSTOP freezes all of it at
+// once: workload, background renewals, replies sitting unread in socket buffers (DESIGN.md).
+//
+// The controller writes a Config as the first JSON line on the worker's stdin, and later a
+// Command; the worker writes history events, one JSON line each, on stdout. Its logs go to stderr.
+package workloads
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Program points where a scenario can stop a client. Lock designs may mark more points of their
+// own through locks.Env.Point.
+const (
+	AfterAcquire = "after-acquire" // the lock was just granted; nothing touched yet (K2)
+	BeforeWrite  = "before-write"  // the section has read and is about to write (K3)
+)
+
+// Points lists the program points every workload passes through.
+var Points = []string{AfterAcquire, BeforeWrite}
+
+// Stopped is the note a worker writes just before it stops itself at a program point.
+const Stopped = "stopped"
+
+// Workload shapes each client's loop: acquire → read every register → hold → write → release.
+type Workload struct {
+	Hold           time.Duration `json:"hold"`            // time between the read and the write: the "work" done under the lock
+	Think          time.Duration `json:"think"`           // pause between releasing and trying again (0 lets a releaser win again at once)
+	StartDelay     time.Duration `json:"start_delay"`     // wait before the first acquire (the runner staggers clients with it)
+	AcquireTimeout time.Duration `json:"acquire_timeout"` // how long one acquire keeps retrying before it gives up
+	BackoffMin     time.Duration `json:"backoff_min"`     // retry delay after a busy attempt, drawn from [min, max]
+	BackoffMax     time.Duration `json:"backoff_max"`
+	Timeout        time.Duration `json:"timeout"` // bound on each command to a lock node or the resource
+}
+
+// StopAt asks the worker to stop itself (SIGSTOP) the Occurrence-th time it passes Point; what
+// happens next (resume after a while, or SIGKILL) is the controller's business.
+type StopAt struct {
+	Point      string `json:"point"`
+	Occurrence int    `json:"occurrence"`
+}
+
+// Config is everything a worker needs, sent as its first line of input.
+type Config struct {
+	Client   string        `json:"client"`
+	Lock     string        `json:"lock"`
+	Nodes    []string      `json:"nodes"`    // lock nodes, through this client's proxies
+	Resource string        `json:"resource"` // the protected resource, through this client's proxy
+	Key      string        `json:"key"`
+	TTL      time.Duration `json:"ttl"`
+	Workload Workload      `json:"workload"`
+	StopAt   []StopAt      `json:"stop_at,omitempty"`
+	Seed     int64         `json:"seed"`
+}
+
+// Command is a later line of input: currently only "stop" (finish the current cycle, release,
+// exit).
+type Command struct {
+	Cmd string `json:"cmd"`
+}
+
+// StopCommand is the line that ends a worker.
+var StopCommand = mustJSON(Command{Cmd: "stop"})
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprint(err))
+	}
+	return append(b, '\n')
+}

@@ -1,0 +1,78 @@
+package workloads
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"sync"
+
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/proc"
+)
+
+// Worker is the controller's handle on one worker process.
+type Worker struct {
+	Name string
+	proc *proc.Process
+
+	mu    sync.Mutex
+	stdin io.WriteCloser
+
+	// Events delivers what the worker writes, in order; it is closed when the worker's stdout
+	// closes (it exited or was killed).
+	Events <-chan history.Event
+}
+
+// Spawn starts `command...` as a worker with cfg. Its stderr (logs) goes to stderr.
+func Spawn(command []string, env []string, cfg Config, stderr io.Writer) (*Worker, error) {
+	cmd := exec.Command(command[0], command[1:]...)
+	cmd.Env = env
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	p, err := proc.StartProcess(cmd)
+	if err != nil {
+		return nil, fmt.Errorf("start worker %s: %w", cfg.Client, err)
+	}
+	events := make(chan history.Event, 256)
+	w := &Worker{Name: cfg.Client, proc: p, stdin: stdin, Events: events}
+	go func() {
+		defer close(events)
+		lines := bufio.NewScanner(stdout)
+		lines.Buffer(make([]byte, 64*1024), 4*1024*1024)
+		for lines.Scan() {
+			var e history.Event
+			if err := json.Unmarshal(lines.Bytes(), &e); err != nil {
+				// A line cut by SIGKILL mid-write: nothing after it is coming either.
+				continue
+			}
+			events <- e
+		}
+	}()
+	if err := w.send(mustJSON(cfg)); err != nil {
+		_ = p.Kill()
+		return nil, fmt.Errorf("configure worker %s: %w", cfg.Client, err)
+	}
+	return w, nil
+}
+
+// Process is the worker's OS process, for the nemesis to pause or kill.
+func (w *Worker) Process() *proc.Process { return w.proc }
+
+// Finish asks the worker to finish its current cycle, release, and exit.
+func (w *Worker) Finish() error { return w.send(StopCommand) }
+
+func (w *Worker) send(line []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, err := w.stdin.Write(line)
+	return err
+}

@@ -1,0 +1,287 @@
+package workloads
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/locks"
+	"github.com/lockcheck/lockcheck/resource"
+)
+
+// Main is the worker process: it reads its Config from in, runs the loop until told to stop (or
+// in closes, which means the controller is gone), and writes events to out.
+func Main(in io.Reader, out io.Writer, logger *slog.Logger) error {
+	lines := bufio.NewScanner(in)
+	if !lines.Scan() {
+		return fmt.Errorf("worker: no config on stdin: %v", lines.Err())
+	}
+	var cfg Config
+	if err := json.Unmarshal(lines.Bytes(), &cfg); err != nil {
+		return fmt.Errorf("worker: bad config: %w", err)
+	}
+	stop, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // any later line is "stop"; so is EOF
+		for lines.Scan() {
+			var c Command
+			if json.Unmarshal(lines.Bytes(), &c) == nil && c.Cmd == "stop" {
+				break
+			}
+		}
+		cancel()
+	}()
+	w, err := newWorker(cfg, out, logger)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	w.loop(stop)
+	return nil
+}
+
+type worker struct {
+	cfg    Config
+	lock   locks.Lock
+	store  *resource.Store
+	design locks.Design
+	rng    *rand.Rand
+	log    *slog.Logger
+
+	outMu sync.Mutex
+	out   io.Writer
+
+	op     int64          // last operation id
+	cs     int64          // last critical section number
+	passes map[string]int // how often each program point was passed
+}
+
+func newWorker(cfg Config, out io.Writer, logger *slog.Logger) (*worker, error) {
+	design, err := locks.Get(cfg.Lock)
+	if err != nil {
+		return nil, err
+	}
+	w := &worker{
+		cfg: cfg, design: design, out: out, log: logger,
+		rng:    rand.New(rand.NewPCG(uint64(cfg.Seed), 0x10c6c7ec)),
+		passes: map[string]int{},
+		store:  resource.Dial(cfg.Resource, cfg.Workload.Timeout),
+	}
+	w.lock, err = design.New(locks.Env{
+		Client: cfg.Client, Nodes: cfg.Nodes, Key: cfg.Key, TTL: cfg.TTL,
+		Timeout: cfg.Workload.Timeout, Point: w.point,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("worker %s: build lock %s: %w", cfg.Client, cfg.Lock, err)
+	}
+	return w, nil
+}
+
+func (w *worker) close() {
+	_ = w.lock.Close()
+	_ = w.store.Close()
+}
+
+// emit writes one event with one write call, stamped now.
+func (w *worker) emit(e history.Event) {
+	e.Time = history.Now()
+	e.Process = w.cfg.Client
+	line, _ := json.Marshal(e)
+	line = append(line, '\n')
+	w.outMu.Lock()
+	defer w.outMu.Unlock()
+	if _, err := w.out.Write(line); err != nil {
+		w.log.Error("write event", "err", err) // the controller is gone; Pdeathsig will end us
+	}
+}
+
+func (w *worker) invoke(f string, e history.Event) int64 {
+	w.op++
+	e.Type, e.F, e.Op = history.Invoke, f, w.op
+	w.emit(e)
+	return w.op
+}
+
+func (w *worker) complete(op int64, t history.Type, f string, e history.Event) {
+	e.Type, e.F, e.Op = t, f, op
+	w.emit(e)
+}
+
+// point is a program point: if the scenario asked to stop here this time, say so and stop the
+// whole process. Everything freezes at once; the controller resumes or kills us.
+func (w *worker) point(name string) {
+	runtime.LockOSThread() // Gettid and Tgkill must name the same thread
+	defer runtime.UnlockOSThread()
+	w.passes[name]++
+	for _, s := range w.cfg.StopAt {
+		if s.Point == name && s.Occurrence == w.passes[name] {
+			w.emit(history.Event{Type: history.Note, F: Stopped, Point: name, Pass: s.Occurrence})
+			// Directed at this thread, the stop takes effect before the syscall returns, so no
+			// instruction past the point runs; the whole process stops with it.
+			if err := unix.Tgkill(unix.Getpid(), unix.Gettid(), unix.SIGSTOP); err != nil {
+				w.log.Error("stop self", "point", name, "err", err)
+			}
+		}
+	}
+}
+
+func (w *worker) loop(stop context.Context) {
+	sleep(stop, w.cfg.Workload.StartDelay)
+	for stop.Err() == nil {
+		token, held := w.acquire(stop)
+		if !held {
+			continue
+		}
+		w.point(AfterAcquire)
+		w.criticalSection(token)
+		w.release()
+		sleep(stop, w.cfg.Workload.Think)
+	}
+}
+
+// acquire retries until it holds the lock, gives up after AcquireTimeout, or is told to stop.
+// It is one operation in the history: ok (held), fail (certainly not held), or info (an attempt's
+// outcome was unknown; the client does not believe it holds, but the key may exist).
+func (w *worker) acquire(stop context.Context) (*int64, bool) {
+	wl := w.cfg.Workload
+	op := w.invoke(history.Acquire, history.Event{})
+	deadline := time.Now().Add(wl.AcquireTimeout)
+	var unknown error
+	for {
+		ctx, cancel := w.opContext()
+		if d, ok := ctx.Deadline(); ok && d.After(deadline) {
+			cancel()
+			ctx, cancel = context.WithDeadline(context.Background(), deadline)
+		}
+		token, err := w.lock.Acquire(ctx)
+		cancel()
+		switch {
+		case err == nil:
+			w.complete(op, history.OK, history.Acquire, history.Event{Token: token})
+			return token, true
+		case !errors.Is(err, locks.ErrBusy):
+			unknown = err
+			w.log.Debug("acquire attempt failed", "err", err)
+		}
+		backoff := wl.BackoffMin
+		if wl.BackoffMax > wl.BackoffMin {
+			backoff += time.Duration(w.rng.Int64N(int64(wl.BackoffMax - wl.BackoffMin)))
+		}
+		if time.Now().Add(backoff).After(deadline) || !sleep(stop, backoff) {
+			if unknown != nil {
+				w.complete(op, history.Info, history.Acquire, history.Event{Error: unknown.Error()})
+			} else {
+				w.complete(op, history.Fail, history.Acquire, history.Event{Error: "gave up: lock busy"})
+			}
+			return nil, false
+		}
+	}
+}
+
+// registers lists what this client can touch: fenced registers need a token.
+func (w *worker) registers(token *int64) []string {
+	if token == nil {
+		return []string{resource.Unfenced}
+	}
+	return resource.Registers
+}
+
+// criticalSection reads every register, works for Hold, then writes value+1 to each register whose
+// read was accepted. Ops that time out are recorded as info with outcome unknown.
+func (w *worker) criticalSection(token *int64) {
+	w.cs++
+	cs := w.cs
+	op := w.invoke(history.Read, history.Event{CS: cs, Token: token})
+	ctx, cancel := w.opContext()
+	read, err := w.store.Read(ctx, w.cfg.Client, cs, token, w.registers(token))
+	cancel()
+	if err != nil {
+		w.complete(op, history.Info, history.Read, history.Event{CS: cs, Token: token, Error: err.Error()})
+		return // nothing known to build a write on
+	}
+	w.complete(op, history.OK, history.Read, history.Event{CS: cs, Token: token, Registers: read})
+
+	time.Sleep(w.cfg.Workload.Hold)
+	w.point(BeforeWrite)
+
+	values := map[string]int64{}
+	for name, r := range read {
+		if r.Status == history.Accepted {
+			values[name] = r.Value + 1
+		}
+	}
+	if len(values) == 0 {
+		return
+	}
+	op = w.invoke(history.Write, history.Event{CS: cs, Token: token, Registers: unknownRegisters(values)})
+	ctx, cancel = w.opContext()
+	written, err := w.store.Write(ctx, w.cfg.Client, cs, token, values)
+	cancel()
+	if err != nil {
+		w.complete(op, history.Info, history.Write, history.Event{CS: cs, Token: token, Registers: unknownRegisters(values), Error: err.Error()})
+		return
+	}
+	w.complete(op, history.OK, history.Write, history.Event{CS: cs, Token: token, Registers: written})
+}
+
+func unknownRegisters(values map[string]int64) map[string]history.Register {
+	out := map[string]history.Register{}
+	for name, v := range values {
+		out[name] = history.Register{Value: v, Status: history.Unknown}
+	}
+	return out
+}
+
+func (w *worker) release() {
+	op := w.invoke(history.Release, history.Event{})
+	ctx, cancel := w.opContext()
+	err := w.lock.Release(ctx)
+	cancel()
+	switch {
+	case err == nil:
+		w.complete(op, history.OK, history.Release, history.Event{})
+	case errors.Is(err, locks.ErrNotHeld):
+		w.complete(op, history.Fail, history.Release, history.Event{Error: err.Error()})
+	default:
+		w.complete(op, history.Info, history.Release, history.Event{Error: err.Error()})
+	}
+}
+
+// opContext bounds one operation: Timeout per command, and a few commands per operation (an
+// acquire may SET then INCR; a release runs a script).
+func (w *worker) opContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 4*w.cfg.Workload.Timeout)
+}
+
+// sleep waits d or until stop; it reports whether the full time passed.
+func sleep(stop context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return stop.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-stop.Done():
+		return false
+	}
+}
+
+// Run is the entry point of `lockcheck worker`.
+func Run() error {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	return Main(os.Stdin, os.Stdout, logger)
+}
