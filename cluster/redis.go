@@ -194,9 +194,10 @@ func (r *Redis) stop() error {
 	r.mu.Lock()
 	r.closed = true
 	r.mu.Unlock()
+	err := r.killAndWait()
 	r.restartMu.Lock() // wait for a Restart in progress, which now fails
 	defer r.restartMu.Unlock()
-	return r.killAndWait()
+	return errors.Join(err, r.killAndWait())
 }
 
 // waitReady polls until the server at addr answers PING and reports p's pid (so a server of

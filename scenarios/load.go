@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/resource"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -215,11 +216,15 @@ func (s *Scenario) validate() []*Error {
 		bad("workload.backoff_max", "%s is below backoff_min %s", w.BackoffMax.D(), w.BackoffMin.D())
 	}
 	targets := s.targets()
+	randoms := 0
 	for i, f := range s.Nemesis {
 		p := fmt.Sprintf("nemesis[%d]", i)
 		if f.Random != nil {
 			if f.Fault != "" || f.Target != "" || f.Point != "" {
 				bad(p, "an entry is either a planned fault or a random package, not both")
+			}
+			if randoms++; randoms > 1 {
+				bad(p+".random", "only one random package per scenario")
 			}
 			s.validateRandom(p+".random", *f.Random, targets, bad)
 			continue
@@ -248,7 +253,18 @@ func (s *Scenario) validate() []*Error {
 		}
 	}
 	if err := s.Expect.Validate(); err != nil {
-		bad("expect", "%v", err)
+		for _, line := range strings.Split(err.Error(), "\n") { // "expect.field: message" each
+			field, msg, ok := strings.Cut(line, ": ")
+			if !ok {
+				field, msg = "expect", line
+			}
+			bad(field, "%s", msg)
+		}
+	}
+	for name := range s.Expect.Registers {
+		if !contains(resource.Registers, name) {
+			bad("expect.registers."+name, "no such register; valid registers: %s", strings.Join(resource.Registers, ", "))
+		}
 	}
 	return errs
 }

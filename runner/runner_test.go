@@ -1,0 +1,116 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+// The test binary doubles as the worker: the runner re-executes it with this variable set.
+const workerEnv = "LOCKCHECK_TEST_WORKER=1"
+
+func TestMain(m *testing.M) {
+	if os.Getenv("LOCKCHECK_TEST_WORKER") == "1" {
+		if err := workloads.Run(); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func testOptions(t *testing.T) Options {
+	return Options{ResultsDir: t.TempDir(), Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), workerEnv)}
+}
+
+// Every shipped scenario, run once against real servers, must reach the verdict its expect block
+// states: the K2 and K3 pauses violate mutual exclusion and lose unfenced updates while fencing
+// holds; the controls stay safe; a dead setnx-del holder leaves the lock stuck.
+func TestShippedScenariosReachTheirExpectedVerdicts(t *testing.T) {
+	files, err := filepath.Glob("../scenarios/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenarios found: %v", err)
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".yaml"), func(t *testing.T) {
+			sc, err := scenarios.Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Run(context.Background(), sc, testOptions(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Matches {
+				t.Fatalf("verdict does not match expect: %v\n%s\nrun folder: %s", res.Mismatches, res.Verdict.Summary, res.Dir)
+			}
+			// check recomputes the same verdict from the folder alone.
+			again, err := Judge(res.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again.Verdict.Summary != res.Verdict.Summary || !again.Matches {
+				t.Fatalf("re-check disagrees:\nrun:   %s\ncheck: %s", res.Verdict.Summary, again.Verdict.Summary)
+			}
+			assertRunFolder(t, res.Dir)
+		})
+	}
+}
+
+func assertRunFolder(t *testing.T, dir string) {
+	t.Helper()
+	for _, f := range []string{HistoryFile, ScenarioFile, VerdictFile, "servers/n1/redis.log", "servers/resource/redis.log", "logs/client-1.log"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("run folder lacks %s: %v", f, err)
+		}
+	}
+	events, err := history.ReadFile(filepath.Join(dir, HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var final, access, end bool
+	for _, e := range events {
+		final = final || e.F == history.Final
+		access = access || (e.Process == history.Resource && e.Seq > 0)
+		end = end || (e.F == history.End && e.Process == history.Controller)
+	}
+	if !final || !access || !end {
+		t.Errorf("history lacks final values (%v), the resource's log (%v) or the end note (%v)", final, access, end)
+	}
+	latest, err := os.Readlink(filepath.Join(filepath.Dir(filepath.Dir(dir)), "latest"))
+	if err != nil || !strings.HasSuffix(dir, latest) {
+		t.Errorf("results/latest = %q (%v), want it to point at %s", latest, err, dir)
+	}
+}
+
+func TestCancelledRunStillLeavesAJudgeableHistory(t *testing.T) {
+	sc, err := scenarios.Load("../scenarios/no-faults-set-nx-px.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(1500*time.Millisecond, cancel) // halfway through the 4 s run
+	started := time.Now()
+	res, err := Run(ctx, sc, testOptions(t))
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("want ErrInterrupted, got %v", err)
+	}
+	if took := time.Since(started); took > sc.Duration.D() {
+		t.Fatalf("interrupted run took %s, longer than the full run", took)
+	}
+	if res == nil || res.Dir == "" || res.Verdict.Liveness.Acquisitions == 0 {
+		t.Fatalf("an interrupted run must still be judged from what it recorded: %+v", res)
+	}
+	if _, jerr := Judge(res.Dir); jerr != nil {
+		t.Fatalf("an interrupted run's history cannot be judged: %v", jerr)
+	}
+}

@@ -1,0 +1,103 @@
+package scenarios
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestEveryShippedScenarioLoads(t *testing.T) {
+	files, _ := filepath.Glob("*.yaml")
+	if len(files) < 5 {
+		t.Fatalf("expected the shipped scenarios here, found %v", files)
+	}
+	for _, f := range files {
+		s, err := Load(f)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if s.Name+".yaml" != filepath.Base(f) {
+			t.Errorf("%s: name %q does not match the file name", f, s.Name)
+		}
+	}
+}
+
+const valid = `name: x
+lock: set-nx-px
+clients: 2
+ttl: 500ms
+duration: 2s
+nemesis:
+  - fault: pause
+    target: client-1
+    point: after-acquire
+    for: 1s
+expect:
+  mutual_exclusion: violated
+`
+
+func TestValidScenarioGetsDefaults(t *testing.T) {
+	s, err := Parse("x.yaml", []byte(valid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Nodes != 1 || s.Nemesis[0].Occurrence != 1 || s.Workload.Timeout == 0 || s.Workload.AcquireTimeout == 0 {
+		t.Fatalf("defaults not applied: %+v", s)
+	}
+}
+
+func TestErrorsNameFileLineAndField(t *testing.T) {
+	cases := []struct {
+		name    string
+		replace [2]string
+		want    []string
+	}{
+		{"unknown lock lists the valid ones", [2]string{"lock: set-nx-px", "lock: redlok"},
+			[]string{"x.yaml:2: lock:", `unknown lock "redlok"`, "set-nx-px", "setnx-del"}},
+		{"misspelt field", [2]string{"clients: 2", "clinets: 2"},
+			[]string{"x.yaml:3:", "clinets", "not found"}},
+		{"bad duration", [2]string{"ttl: 500ms", "ttl: 500"},
+			[]string{"x.yaml:4: ttl:", "not a duration"}},
+		{"wrong type", [2]string{"clients: 2", "clients: two"},
+			[]string{"x.yaml:3: clients:"}},
+		{"unknown target", [2]string{"target: client-1", "target: client-9"},
+			[]string{"x.yaml:8: nemesis[0].target:", "client-9", "client-1, client-2, n1"}},
+		{"unknown point", [2]string{"point: after-acquire", "point: after-lunch"},
+			[]string{"x.yaml:9: nemesis[0].point:", "after-acquire, before-write"}},
+		{"point on a server", [2]string{"target: client-1", "target: n1"},
+			[]string{"nemesis[0].point:", "n1 is a server"}},
+		{"unknown fault", [2]string{"fault: pause", "fault: explode"},
+			[]string{"x.yaml:7: nemesis[0].fault:", "pause, kill"}},
+		{"pause without length", [2]string{"    for: 1s\n", ""},
+			[]string{"nemesis[0].for:", "needs a length"}},
+		{"bad expectation", [2]string{"mutual_exclusion: violated", "mutual_exclusion: maybe"},
+			[]string{"x.yaml:12: expect.mutual_exclusion:", "maybe"}},
+		{"unknown register", [2]string{"mutual_exclusion: violated", "registers: {unfenced-ish: {linearizable: true}}"},
+			[]string{"expect.registers.unfenced-ish:", "unfenced, fenced-write, fenced-rw"}},
+		{"lease without ttl", [2]string{"ttl: 500ms\n", ""},
+			[]string{"ttl:", "give it a ttl"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := strings.Replace(valid, c.replace[0], c.replace[1], 1)
+			_, err := Parse("x.yaml", []byte(src))
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestSeveralProblemsAreReportedTogether(t *testing.T) {
+	src := strings.Replace(strings.Replace(valid, "clients: 2", "clients: 0", 1), "lock: set-nx-px", "lock: nope", 1)
+	_, err := Parse("x.yaml", []byte(src))
+	if err == nil || !strings.Contains(err.Error(), "lock:") || !strings.Contains(err.Error(), "clients:") {
+		t.Fatalf("want both problems, got %v", err)
+	}
+}
