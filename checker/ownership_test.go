@@ -117,3 +117,20 @@ func TestACrashedHolderIntervalEndsAtTheCrash(t *testing.T) {
 		t.Fatalf("holds = %v, want %v", tl.holds, want)
 	}
 }
+
+func TestAHolderThatNotesItsValidityEndedStopsBelievingAtTheNote(t *testing.T) {
+	lost := func(b *builder, at float64) *builder {
+		return b.add(history.Event{Time: ms(at), Process: "client-1", Type: history.Note, F: history.Lost})
+	}
+	events := lost(newHistory().start(0).acquire("client-1", 5, 10), 50).
+		acquire("client-2", 60, 70).release("client-1", 100, 101).end(200).build()
+	v := Check(events, Options{})
+	if !v.MutualExclusion.Holds {
+		t.Fatalf("client-1 gave up its belief at 50ms, before client-2 took the lock at 70ms: %+v", v.MutualExclusion)
+	}
+	// Without the note, the same history is a violation.
+	events = newHistory().start(0).acquire("client-1", 5, 10).acquire("client-2", 60, 70).release("client-1", 100, 101).end(200).build()
+	if Check(events, Options{}).MutualExclusion.Holds {
+		t.Fatal("overlap not flagged without the lost note")
+	}
+}

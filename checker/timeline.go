@@ -11,7 +11,7 @@ type interval struct {
 // timelines are what each client believed and wanted over time, the common ground of the
 // mutual-exclusion and liveness checks.
 type timelines struct {
-	// holds: from acquire ok until release invoke, death, or the end of the run.
+	// holds: from acquire ok until release invoke, a "lost" note, death, or the end of the run.
 	holds []interval
 	// wants: from an acquire invoke until an acquire ok, death, or the end of the run. A failed
 	// attempt does not end it: the client retries, and the retries together are one wait (else a
@@ -67,7 +67,7 @@ func buildTimelines(events []history.Event, end int64) timelines {
 			}
 		case e.F == history.Acquire:
 			// fail or info: the client does not hold the lock and will try again.
-		case e.F == history.Release && e.Type == history.Invoke:
+		case e.F == history.Release && e.Type == history.Invoke, e.F == history.Lost:
 			stopHold(c, s, e.Time)
 		default:
 			// Any other step means the client is no longer waiting in acquire.

@@ -31,6 +31,11 @@ const (
 	Read    = "read"    // the read half of a critical section, on every register at once
 	Write   = "write"   // the write half of a critical section, on every register at once
 	Crash   = "crash"   // a client process died (note, written by the controller)
+	Lost    = "lost"    // a client stopped believing it holds the lock: its validity ended, its session expired (note)
+	// Reentrant designs: the holder takes the lock again and gives the inner level back. These
+	// do not change who holds the lock.
+	Reacquire = "reacquire"
+	Rerelease = "rerelease"
 
 	Pause = "pause" // nemesis: SIGSTOP of a process (invoke) until SIGCONT (ok)
 	Kill  = "kill"  // nemesis: SIGKILL of a process

@@ -30,6 +30,12 @@ type Lock interface {
 	Close() error
 }
 
+// Expiring is implemented by designs whose client knows when its own hold ends (Redlock's
+// validity = TTL − elapsed − drift). The workload stops treating itself as holder after it.
+type Expiring interface {
+	ValidUntil() time.Time
+}
+
 // Env is what a design gets to build a client's lock.
 type Env struct {
 	Client  string        // the client's name; owner identity where a design uses one
@@ -50,6 +56,8 @@ type Design struct {
 	Token        string   // the fencing token it gives, or "none"
 	Nodes        int      // independent lock-service nodes it needs
 	Expires      bool     // whether the lock frees itself after TTL
+	Reentrant    bool     // whether the holder may acquire again (the workload then nests once)
+	Points       []string // program points inside its own code where a scenario may stop a client
 	Protects     string   // what it protects against
 	FailureModes []string // how it is known to fail
 	Scenarios    []string // scenario files that show it

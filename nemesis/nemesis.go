@@ -115,8 +115,9 @@ func (n *Nemesis) Start(s Schedule) error {
 // planned there.
 func (n *Nemesis) Stopped(target, point string, occurrence int) {
 	f, ok := n.points[pointKey{target, point, occurrence}]
-	if !ok {
-		// A stop nobody planned would leave the client frozen: resume it at once.
+	if !ok || n.ctx.Err() != nil {
+		// A stop nobody planned, or one reached after healing, would leave the client frozen:
+		// resume it at once.
 		_ = n.targets[target].Cont()
 		return
 	}

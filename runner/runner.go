@@ -140,7 +140,7 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 			for e := range w.Events {
 				record(e)
 				if e.F == workloads.Stopped {
-					go atPoint(ctx, nem, w, e)
+					go atPoint(nem, w, e)
 				}
 			}
 			if _, asked := finishing.Load(w.Name); !asked {
@@ -191,7 +191,7 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 
 // atPoint hands a client that stopped itself at a program point to the nemesis, once the process
 // is really stopped (it wrote the note just before SIGSTOP).
-func atPoint(ctx context.Context, nem *nemesis.Nemesis, w *workloads.Worker, e history.Event) {
+func atPoint(nem *nemesis.Nemesis, w *workloads.Worker, e history.Event) {
 	wctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := w.Process().WaitStopped(wctx); err != nil {
@@ -238,6 +238,7 @@ func workerConfig(sc *scenarios.Scenario, c *cluster.Cluster, client string, i i
 			BackoffMin:     sc.Workload.BackoffMin.D(),
 			BackoffMax:     sc.Workload.BackoffMax.D(),
 			Timeout:        sc.Workload.Timeout.D(),
+			Reentrant:      sc.Workload.Reentrant,
 		},
 	}
 	for _, n := range sc.NodeNames() {

@@ -215,6 +215,13 @@ func (s *Scenario) validate() []*Error {
 	if w.BackoffMax < w.BackoffMin {
 		bad("workload.backoff_max", "%s is below backoff_min %s", w.BackoffMax.D(), w.BackoffMin.D())
 	}
+	if err == nil && s.Workload.Reentrant && !design.Reentrant {
+		bad("workload.reentrant", "%s is not reentrant", s.Lock)
+	}
+	points := workloads.Points
+	if err == nil {
+		points = append(append([]string(nil), points...), design.Points...)
+	}
 	targets := s.targets()
 	randoms := 0
 	for i, f := range s.Nemesis {
@@ -242,8 +249,8 @@ func (s *Scenario) validate() []*Error {
 			if !strings.HasPrefix(f.Target, "client-") {
 				bad(p+".point", "program points are in clients; %s is a server", f.Target)
 			}
-			if !contains(workloads.Points, f.Point) {
-				bad(p+".point", "unknown program point %q; valid points: %s", f.Point, strings.Join(workloads.Points, ", "))
+			if !contains(points, f.Point) {
+				bad(p+".point", "unknown program point %q; valid points for %s: %s", f.Point, s.Lock, strings.Join(points, ", "))
 			}
 		case f.At.D() >= s.Duration.D() && s.Duration != 0:
 			bad(p+".at", "%s is not before the end of the run (%s)", f.At.D(), s.Duration.D())

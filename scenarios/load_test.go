@@ -64,7 +64,7 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 		{"unknown target", [2]string{"target: client-1", "target: client-9"},
 			[]string{"x.yaml:8: nemesis[0].target:", "client-9", "client-1, client-2, n1"}},
 		{"unknown point", [2]string{"point: after-acquire", "point: after-lunch"},
-			[]string{"x.yaml:9: nemesis[0].point:", "after-acquire, before-write"}},
+			[]string{"x.yaml:9: nemesis[0].point:", "after-acquire, before-write, after-validity-check"}},
 		{"point on a server", [2]string{"target: client-1", "target: n1"},
 			[]string{"nemesis[0].point:", "n1 is a server"}},
 		{"unknown fault", [2]string{"fault: pause", "fault: explode"},

@@ -43,6 +43,7 @@ type Workload struct {
 	BackoffMin     Duration `yaml:"backoff_min"`
 	BackoffMax     Duration `yaml:"backoff_max"`
 	Timeout        Duration `yaml:"timeout"`
+	Reentrant      bool     `yaml:"reentrant"` // nest one acquire/release inside each hold (reentrant designs only)
 }
 
 // Fault is one entry of the nemesis list: either a planned fault (Fault set) or a random package

@@ -17,10 +17,13 @@ import (
 const (
 	AfterAcquire = "after-acquire" // the lock was just granted; nothing touched yet (K2)
 	BeforeWrite  = "before-write"  // the section has read and is about to write (K3)
+	// AfterValidityCheck follows the client's last check that it still holds the lock (for
+	// designs that know their validity), right before the write: a pause here is K3 exactly.
+	AfterValidityCheck = "after-validity-check"
 )
 
 // Points lists the program points every workload passes through.
-var Points = []string{AfterAcquire, BeforeWrite}
+var Points = []string{AfterAcquire, BeforeWrite, AfterValidityCheck}
 
 // Stopped is the note a worker writes just before it stops itself at a program point.
 const Stopped = "stopped"
@@ -33,7 +36,8 @@ type Workload struct {
 	AcquireTimeout time.Duration `json:"acquire_timeout"` // how long one acquire keeps retrying before it gives up
 	BackoffMin     time.Duration `json:"backoff_min"`     // retry delay after a busy attempt, drawn from [min, max]
 	BackoffMax     time.Duration `json:"backoff_max"`
-	Timeout        time.Duration `json:"timeout"` // bound on each command to a lock node or the resource
+	Timeout        time.Duration `json:"timeout"`   // bound on each command to a lock node or the resource
+	Reentrant      bool          `json:"reentrant"` // take the lock a second time inside the hold, give it back before the outer release
 }
 
 // StopAt asks the worker to stop itself (SIGSTOP) the Occurrence-th time it passes Point; what

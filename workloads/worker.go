@@ -145,7 +145,11 @@ func (w *worker) loop(stop context.Context) {
 			continue
 		}
 		w.point(AfterAcquire)
+		nested := w.cfg.Workload.Reentrant && w.nest(history.Reacquire)
 		w.criticalSection(token)
+		if nested {
+			w.nest(history.Rerelease)
+		}
 		w.release()
 		sleep(stop, w.cfg.Workload.Think)
 	}
@@ -190,6 +194,44 @@ func (w *worker) acquire(stop context.Context) (*int64, bool) {
 	}
 }
 
+// nest takes the lock once more (Reacquire) or gives the inner level back (Rerelease), for
+// reentrant designs; it reports whether the step succeeded.
+func (w *worker) nest(f string) bool {
+	op := w.invoke(f, history.Event{})
+	ctx, cancel := w.opContext()
+	defer cancel()
+	var err error
+	if f == history.Reacquire {
+		_, err = w.lock.Acquire(ctx)
+	} else {
+		err = w.lock.Release(ctx)
+	}
+	switch {
+	case err == nil:
+		w.complete(op, history.OK, f, history.Event{})
+		return true
+	case errors.Is(err, locks.ErrBusy), errors.Is(err, locks.ErrNotHeld):
+		w.complete(op, history.Fail, f, history.Event{Error: err.Error()})
+	default:
+		w.complete(op, history.Info, f, history.Event{Error: err.Error()})
+	}
+	return false
+}
+
+// stillValid checks, for designs that know their validity, that it has not ended; if it has, the
+// client records that it no longer believes it holds the lock.
+func (w *worker) stillValid() bool {
+	e, ok := w.lock.(locks.Expiring)
+	if !ok {
+		return true
+	}
+	if until := e.ValidUntil(); !until.IsZero() && time.Now().After(until) {
+		w.emit(history.Event{Type: history.Note, F: history.Lost, Error: "validity ended"})
+		return false
+	}
+	return true
+}
+
 // registers lists what this client can touch: fenced registers need a token.
 func (w *worker) registers(token *int64) []string {
 	if token == nil {
@@ -201,6 +243,9 @@ func (w *worker) registers(token *int64) []string {
 // criticalSection reads every register, works for Hold, then writes value+1 to each register whose
 // read was accepted. Ops that time out are recorded as info with outcome unknown.
 func (w *worker) criticalSection(token *int64) {
+	if !w.stillValid() {
+		return
+	}
 	w.cs++
 	cs := w.cs
 	op := w.invoke(history.Read, history.Event{CS: cs, Token: token})
@@ -215,6 +260,10 @@ func (w *worker) criticalSection(token *int64) {
 
 	time.Sleep(w.cfg.Workload.Hold)
 	w.point(BeforeWrite)
+	if !w.stillValid() {
+		return // the read stays in the history as a read-only access
+	}
+	w.point(AfterValidityCheck)
 
 	values := map[string]int64{}
 	for name, r := range read {

@@ -32,6 +32,9 @@ func newListCommand() *cobra.Command {
 						fmt.Fprintf(out, "    - %s\n", f)
 					}
 					fmt.Fprintf(out, "  scenarios: %s\n", strings.Join(d.Scenarios, ", "))
+					if len(d.Points) > 0 {
+						fmt.Fprintf(out, "  its own program points: %s\n", strings.Join(d.Points, ", "))
+					}
 				}
 			}
 			fmt.Fprintf(out, "\nprogram points a scenario can stop a client at: %s\n", strings.Join(workloads.Points, ", "))

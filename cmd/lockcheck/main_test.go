@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// lockcheck builds the real binary once per test run: these tests drive it as a user would.
+func lockcheck(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "lockcheck")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+func TestCommandLine(t *testing.T) {
+	bin := lockcheck(t)
+	repo, _ := filepath.Abs("../..")
+
+	run := func(args ...string) (string, int) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = repo
+		out, err := cmd.CombinedOutput()
+		return string(out), exitCode(err)
+	}
+
+	t.Run("list shows every design with its token", func(t *testing.T) {
+		out, code := run("list", "-v")
+		if code != 0 || !strings.Contains(out, "set-nx-px") || !strings.Contains(out, "setnx-del") || !strings.Contains(out, "INCR") {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+	})
+
+	t.Run("a bad scenario is a harness error naming file, line and field", func(t *testing.T) {
+		bad := filepath.Join(t.TempDir(), "bad.yaml")
+		os.WriteFile(bad, []byte("name: bad\nlock: redlok\nclients: 2\nduration: 1s\n"), 0o644)
+		out, code := run("run", bad)
+		if code != exitHarness || !strings.Contains(out, "bad.yaml:2: lock:") || !strings.Contains(out, "set-nx-px") {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+	})
+
+	t.Run("a verdict that differs from expect exits 1 and says what differs", func(t *testing.T) {
+		src, _ := os.ReadFile(filepath.Join(repo, "scenarios/no-faults-setnx-del.yaml"))
+		wrong := strings.Replace(strings.Replace(string(src), "mutual_exclusion: holds", "mutual_exclusion: violated", 1), "duration: 4s", "duration: 1s", 1)
+		path := filepath.Join(t.TempDir(), "no-faults-setnx-del.yaml")
+		os.WriteFile(path, []byte(wrong), 0o644)
+		out, code := run("run", "--results", t.TempDir(), path)
+		if code != exitMismatch || !strings.Contains(out, "mutual_exclusion: expected violated, got holds") {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+	})
+
+	t.Run("an unknown run folder is a harness error", func(t *testing.T) {
+		out, code := run("check", filepath.Join(t.TempDir(), "nothing"))
+		if code != exitHarness {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+	})
+}
+
+// SIGINT in the middle of a run: the controller heals, stops its clients and servers, keeps the
+// history, and exits 2; nothing it started is left running, and `check` can judge the history.
+func TestInterruptLeavesNoProcessAndACheckableHistory(t *testing.T) {
+	bin := lockcheck(t)
+	repo, _ := filepath.Abs("../..")
+	results := t.TempDir()
+	cmd := exec.Command(bin, "run", "--results", results, "scenarios/gc-pause-set-nx-px.yaml")
+	cmd.Dir = repo
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	// Interrupt while client-1 is paused and the others work (the pause starts right away).
+	time.Sleep(1200 * time.Millisecond)
+	children := descendants(cmd.Process.Pid)
+	if len(children) < 5 { // 2 redis-servers and 4 workers
+		t.Fatalf("expected servers and workers running under the controller, found %v", children)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if code := exitCode(err); code != exitHarness {
+			t.Fatalf("exit %d after SIGINT, want %d:\n%s", code, exitHarness, out.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("controller did not exit after SIGINT:\n%s", out.String())
+	}
+	for _, pid := range children {
+		if alive(pid) {
+			t.Errorf("process %d (%s) outlived the interrupted controller", pid, cmdline(pid))
+		}
+	}
+
+	runDir, err := filepath.EvalSymlinks(filepath.Join(results, "latest"))
+	if err != nil {
+		t.Fatalf("no run folder: %v\n%s", err, out.String())
+	}
+	check := exec.Command(bin, "check", runDir)
+	checkOut, err := check.CombinedOutput()
+	if code := exitCode(err); code == exitHarness || code < 0 {
+		t.Fatalf("check of an interrupted run failed (exit %d):\n%s", code, checkOut)
+	}
+	if !strings.Contains(string(checkOut), "mutual exclusion") {
+		t.Fatalf("check printed no verdict:\n%s", checkOut)
+	}
+	if _, err := os.Stat(filepath.Join(runDir, "verdict.json")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// descendants lists every process whose parent chain leads to pid.
+func descendants(pid int) []int {
+	parent := map[int]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) > 1 {
+			parent[p], _ = strconv.Atoi(fields[1])
+		}
+	}
+	var out []int
+	for p := range parent {
+		for q := parent[p]; q > 1; q = parent[q] {
+			if q == pid {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func alive(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+func cmdline(pid int) string {
+	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	return strings.ReplaceAll(string(b), "\x00", " ")
+}
