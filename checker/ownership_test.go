@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 func TestMutualExclusionFlagsEveryPairThatBelievedItHeldTheLockAtOnce(t *testing.T) {
