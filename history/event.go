@@ -39,6 +39,7 @@ const (
 
 	Pause = "pause" // nemesis: SIGSTOP of a process (invoke) until SIGCONT (ok)
 	Kill  = "kill"  // nemesis: SIGKILL of a process
+	Clock = "clock" // nemesis: a target's clock set to Offset and Rate (invoke), and back (ok)
 	Final = "final" // the resource's final register values, read by the controller after the clients stopped
 	Start = "start" // the run started (note)
 	End   = "end"   // the run ended (note); Error says why if it was cut short
@@ -80,8 +81,12 @@ type Event struct {
 	Point string `json:"point,omitempty"`
 	Pass  int    `json:"pass,omitempty"`
 	// Duration (nanoseconds) of a fault, when it was planned with one.
-	Duration int64  `json:"duration,omitempty"`
-	Error    string `json:"error,omitempty"`
+	Duration int64 `json:"duration,omitempty"`
+	// Offset (nanoseconds) and Rate of a clock fault: the target's clock is set to real time +
+	// Offset, running at Rate.
+	Offset int64   `json:"offset,omitempty"`
+	Rate   float64 `json:"rate,omitempty"`
+	Error  string  `json:"error,omitempty"`
 	// Seq is the resource's own sequence number for an Access: the order it applied them in.
 	Seq int64 `json:"seq,omitempty"`
 }

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/lockcheck/lockcheck/clock"
 )
 
 // ErrBusy means another client holds the lock: the attempt certainly did not take it.
@@ -43,9 +45,20 @@ type Env struct {
 	Key     string        // the lock's key
 	TTL     time.Duration // lease length, for designs that expire
 	Timeout time.Duration // bound on each command to a node
+	// Clock is the client's own wall clock, which a scenario may skew: compute every time a
+	// design reasons about (expiry values, validity) through it, never with time.Now.
+	Clock clock.Clock
 	// Point marks a program point inside lock code where a scenario may stop the client (for
 	// example between sending commands and reading replies). Never nil.
 	Point func(name string)
+}
+
+// Now reads the client's clock (real time when the Env has none). Designs read time only here.
+func (e Env) Now() time.Time {
+	if e.Clock == nil {
+		return time.Now()
+	}
+	return e.Clock.Now()
 }
 
 // Design describes a lock design: what it is, where it comes from, and how it fails.

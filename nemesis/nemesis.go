@@ -26,10 +26,11 @@ type Target interface {
 const (
 	PauseFault = "pause"
 	KillFault  = "kill"
+	ClockFault = "clock"
 )
 
 // Kinds lists the fault kinds a schedule may name.
-var Kinds = []string{PauseFault, KillFault}
+var Kinds = []string{PauseFault, KillFault, ClockFault}
 
 // Fault is one planned fault.
 type Fault struct {
@@ -38,7 +39,9 @@ type Fault struct {
 	At         time.Duration // time from the start of the run; used when Point is empty
 	Point      string        // a client's program point: the client stops itself there
 	Occurrence int           // which pass of Point (1 = first)
-	For        time.Duration // how long a pause lasts
+	For        time.Duration // how long a pause lasts; how long a clock stays set (0: until healed)
+	Offset     time.Duration // clock faults: the target's clock becomes real time + Offset...
+	Rate       float64       // ...running at Rate (0 or 1: true speed)
 }
 
 // Random is a Jepsen-style random package: every Interval on average, one fault of a kind drawn
@@ -70,6 +73,7 @@ type Nemesis struct {
 	mu     sync.Mutex
 	op     int64
 	points map[pointKey]Fault
+	skewed map[string]ClockSetter // clocks set by a fault, reset by Heal
 }
 
 type pointKey struct {
@@ -80,7 +84,8 @@ type pointKey struct {
 // New makes a nemesis over targets that records its actions with record.
 func New(targets map[string]Target, record func(history.Event)) *Nemesis {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Nemesis{targets: targets, record: record, ctx: ctx, cancel: cancel, points: map[pointKey]Fault{}}
+	return &Nemesis{targets: targets, record: record, ctx: ctx, cancel: cancel,
+		points: map[pointKey]Fault{}, skewed: map[string]ClockSetter{}}
 }
 
 // Start begins the timed and random parts of s; the point faults wait for Stopped.
@@ -128,11 +133,13 @@ func (n *Nemesis) Stopped(target, point string, occurrence int) {
 	}()
 }
 
-// Heal cancels what has not happened yet, ends every pause in force (resuming the process) and
-// waits until all of that is recorded. Safe to call more than once.
+// Heal cancels what has not happened yet, ends every pause in force (resuming the process),
+// resets every clock a fault set, and waits until all of that is recorded. Safe to call more
+// than once.
 func (n *Nemesis) Heal() {
 	n.cancel()
 	n.wg.Wait()
+	n.resetClocks()
 }
 
 func (n *Nemesis) nextOp() int64 {
@@ -148,6 +155,8 @@ func (n *Nemesis) apply(f Fault, alreadyStopped bool) {
 		n.pause(f, alreadyStopped)
 	case KillFault:
 		n.kill(f)
+	case ClockFault:
+		n.clock(f)
 	}
 }
 

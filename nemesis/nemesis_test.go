@@ -2,6 +2,8 @@ package nemesis
 
 import (
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -155,5 +157,60 @@ func TestUnknownTargetIsRefused(t *testing.T) {
 	n := New(map[string]Target{}, func(history.Event) {})
 	if err := n.Start(Schedule{Faults: []Fault{{Kind: PauseFault, Target: "n9"}}}); err == nil {
 		t.Fatal("want an error for a target that does not exist")
+	}
+}
+
+// fakeClock records clock settings; the clock path is pure logic (the real one is exercised by
+// scenarios/clock-jump-getset.yaml against real worker processes).
+type fakeClock struct {
+	mu  sync.Mutex
+	set []string
+}
+
+func (f *fakeClock) Stop() error { return nil }
+func (f *fakeClock) Cont() error { return nil }
+func (f *fakeClock) Kill() error { return nil }
+func (f *fakeClock) SetClock(offset time.Duration, rate float64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.set = append(f.set, offset.String()+"@"+strconv.FormatFloat(rate, 'g', -1, 64))
+	return nil
+}
+
+func TestClockFaultSetsTheClockAndHealResetsIt(t *testing.T) {
+	c := &fakeClock{}
+	rec := &recorder{}
+	n := New(map[string]Target{"client-1": c}, rec.record)
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "client-1", At: 10 * time.Millisecond, Offset: 2 * time.Second, Rate: 1.1}}})
+	time.Sleep(100 * time.Millisecond)
+	n.Heal()
+	if got := strings.Join(c.set, " "); got != "2s@1.1 0s@1" {
+		t.Fatalf("clock settings = %q, want the fault then the reset", got)
+	}
+	ev := rec.all()
+	if len(ev) != 3 || ev[0].F != history.Clock || ev[0].Offset != int64(2*time.Second) || ev[0].Rate != 1.1 || ev[2].Error != "reset at heal" {
+		t.Fatalf("recorded: %+v", ev)
+	}
+}
+
+func TestClockFaultWithALengthSetsTheClockBack(t *testing.T) {
+	c := &fakeClock{}
+	n := New(map[string]Target{"client-1": c}, func(history.Event) {})
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "client-1", Offset: -time.Second, For: 30 * time.Millisecond}}})
+	time.Sleep(150 * time.Millisecond)
+	if got := strings.Join(c.set, " "); got != "-1s@0 0s@1" {
+		t.Fatalf("clock settings = %q", got)
+	}
+	n.Heal()
+}
+
+func TestClockFaultOnATargetWithoutAClockFails(t *testing.T) {
+	rec := &recorder{}
+	n := New(map[string]Target{"n1": sleeper(t)}, rec.record)
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "n1", Offset: time.Second}}})
+	time.Sleep(50 * time.Millisecond)
+	n.Heal()
+	if ev := rec.all(); len(ev) != 1 || ev[0].Type != history.Fail {
+		t.Fatalf("want one failed clock fault, got %+v", ev)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/proc"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/resource"
 	"github.com/lockcheck/lockcheck/scenarios"
@@ -133,7 +134,7 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 		}
 		defer w.Process().Kill()
 		workers = append(workers, w)
-		targets[name] = w.Process()
+		targets[name] = clientTarget{w.Process(), w}
 		pumps.Add(1)
 		go func() {
 			defer pumps.Done()
@@ -189,6 +190,16 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 	return nil
 }
 
+// clientTarget is a client as the nemesis sees it: a process to pause or kill, and a clock.
+type clientTarget struct {
+	*proc.Process
+	worker *workloads.Worker
+}
+
+func (c clientTarget) SetClock(offset time.Duration, rate float64) error {
+	return c.worker.SetClock(offset, rate)
+}
+
 // atPoint hands a client that stopped itself at a program point to the nemesis, once the process
 // is really stopped (it wrote the note just before SIGSTOP).
 func atPoint(nem *nemesis.Nemesis, w *workloads.Worker, e history.Event) {
@@ -230,6 +241,7 @@ func workerConfig(sc *scenarios.Scenario, c *cluster.Cluster, client string, i i
 		Key:      LockKey,
 		TTL:      sc.TTL.D(),
 		Seed:     sc.Seed*1000 + int64(i),
+		Clock:    workloads.ClockSetting{Offset: sc.Clocks[client].Offset.D(), Rate: sc.Clocks[client].Rate},
 		Workload: workloads.Workload{
 			Hold:           sc.Workload.Hold.D(),
 			Think:          sc.Workload.Think.D(),
@@ -261,7 +273,7 @@ func schedule(sc *scenarios.Scenario) nemesis.Schedule {
 			continue
 		}
 		s.Faults = append(s.Faults, nemesis.Fault{Kind: f.Fault, Target: f.Target, At: f.At.D(),
-			Point: f.Point, Occurrence: f.Occurrence, For: f.For.D()})
+			Point: f.Point, Occurrence: f.Occurrence, For: f.For.D(), Offset: f.Offset.D(), Rate: f.Rate})
 	}
 	return s
 }

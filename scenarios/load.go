@@ -258,6 +258,27 @@ func (s *Scenario) validate() []*Error {
 		if f.Fault == nemesis.PauseFault && f.For == 0 {
 			bad(p+".for", "a pause needs a length (e.g. for: 1s)")
 		}
+		if f.Fault == nemesis.ClockFault {
+			if !strings.HasPrefix(f.Target, "client-") {
+				bad(p+".target", "clock faults act on a client's own clock; server clocks are not supported yet")
+			}
+			if f.Offset == 0 && f.Rate == 0 {
+				bad(p+".offset", "a clock fault needs an offset (e.g. offset: 2s) or a rate (e.g. rate: 1.1)")
+			}
+		} else if f.Offset != 0 || f.Rate != 0 {
+			bad(p+".offset", "offset and rate belong to clock faults only")
+		}
+		if f.Rate < 0 {
+			bad(p+".rate", "a clock rate must be positive, got %v", f.Rate)
+		}
+	}
+	for name, c := range s.Clocks {
+		if !contains(s.ClientNames(), name) {
+			bad("clocks."+name, "no such client; this scenario has: %s", strings.Join(s.ClientNames(), ", "))
+		}
+		if c.Rate < 0 {
+			bad("clocks."+name+".rate", "a clock rate must be positive, got %v", c.Rate)
+		}
 	}
 	if err := s.Expect.Validate(); err != nil {
 		for _, line := range strings.Split(err.Error(), "\n") { // "expect.field: message" each

@@ -15,18 +15,19 @@ import (
 
 // Scenario is one scenario file.
 type Scenario struct {
-	Name        string         `yaml:"name"`
-	Description string         `yaml:"description"`
-	Claims      []string       `yaml:"claims"` // REFERENCE.md claim ids this scenario tests (K2, A8, ...)
-	Lock        string         `yaml:"lock"`
-	Nodes       int            `yaml:"nodes"` // lock-service nodes; 0 = what the design needs
-	Clients     int            `yaml:"clients"`
-	TTL         Duration       `yaml:"ttl"`
-	Duration    Duration       `yaml:"duration"`
-	Seed        int64          `yaml:"seed"`
-	Workload    Workload       `yaml:"workload"`
-	Nemesis     []Fault        `yaml:"nemesis"`
-	Expect      checker.Expect `yaml:"expect"`
+	Name        string                  `yaml:"name"`
+	Description string                  `yaml:"description"`
+	Claims      []string                `yaml:"claims"` // REFERENCE.md claim ids this scenario tests (K2, A8, ...)
+	Lock        string                  `yaml:"lock"`
+	Nodes       int                     `yaml:"nodes"` // lock-service nodes; 0 = what the design needs
+	Clients     int                     `yaml:"clients"`
+	TTL         Duration                `yaml:"ttl"`
+	Duration    Duration                `yaml:"duration"`
+	Seed        int64                   `yaml:"seed"`
+	Workload    Workload                `yaml:"workload"`
+	Clocks      map[string]ClockSetting `yaml:"clocks"` // clients whose own clock starts skewed
+	Nemesis     []Fault                 `yaml:"nemesis"`
+	Expect      checker.Expect          `yaml:"expect"`
 
 	// Path is the file it was loaded from.
 	Path string `yaml:"-"`
@@ -54,7 +55,9 @@ type Fault struct {
 	At         Duration `yaml:"at"`         // time from the start of the run...
 	Point      string   `yaml:"point"`      // ...or a client program point
 	Occurrence int      `yaml:"occurrence"` // which pass of the point (default 1)
-	For        Duration `yaml:"for"`        // pause length
+	For        Duration `yaml:"for"`        // pause length; how long a clock stays set (0: until the end)
+	Offset     Signed   `yaml:"offset"`     // clock: the target's clock becomes real time + offset...
+	Rate       float64  `yaml:"rate"`       // ...running at rate (1 = true speed)
 	Random     *Random  `yaml:"random"`
 }
 
@@ -67,6 +70,36 @@ type Random struct {
 	MaxFor   Duration `yaml:"max_for"`
 }
 
+// ClockSetting is a client clock's start: offset from real time and rate (1 = true speed).
+type ClockSetting struct {
+	Offset Signed  `yaml:"offset"`
+	Rate   float64 `yaml:"rate"`
+}
+
+// Signed is a duration that may be negative ("-2s"), for clock offsets.
+type Signed time.Duration
+
+// D returns the time.Duration.
+func (d Signed) D() time.Duration { return time.Duration(d) }
+
+// UnmarshalYAML parses "-500ms"-style text.
+func (d *Signed) UnmarshalYAML(n *yaml.Node) error {
+	v, err := parseDuration(n)
+	*d = Signed(v)
+	return err
+}
+
+func parseDuration(n *yaml.Node) (time.Duration, error) {
+	if n.Kind != yaml.ScalarNode {
+		return 0, fmt.Errorf("line %d: want a duration such as 500ms or 2s", n.Line)
+	}
+	v, err := time.ParseDuration(strings.TrimSpace(n.Value))
+	if err != nil {
+		return 0, fmt.Errorf("line %d: %q is not a duration (write it like 500ms or 2s)", n.Line, n.Value)
+	}
+	return v, nil
+}
+
 // Duration is a time.Duration written as in Go ("500ms", "2s").
 type Duration time.Duration
 
@@ -75,12 +108,9 @@ func (d Duration) D() time.Duration { return time.Duration(d) }
 
 // UnmarshalYAML parses "500ms"-style text; a bare number is refused because its unit is a guess.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: want a duration such as 500ms or 2s", n.Line)
-	}
-	v, err := time.ParseDuration(strings.TrimSpace(n.Value))
+	v, err := parseDuration(n)
 	if err != nil {
-		return fmt.Errorf("line %d: %q is not a duration (write it like 500ms or 2s)", n.Line, n.Value)
+		return err
 	}
 	if v < 0 {
 		return fmt.Errorf("line %d: duration %s is negative", n.Line, n.Value)

@@ -57,13 +57,21 @@ type Config struct {
 	TTL      time.Duration `json:"ttl"`
 	Workload Workload      `json:"workload"`
 	StopAt   []StopAt      `json:"stop_at,omitempty"`
+	Clock    ClockSetting  `json:"clock"`
 	Seed     int64         `json:"seed"`
 }
 
-// Command is a later line of input: currently only "stop" (finish the current cycle, release,
-// exit).
+// ClockSetting is a client clock's offset from real time and its rate (0 or 1: true speed).
+type ClockSetting struct {
+	Offset time.Duration `json:"offset"`
+	Rate   float64       `json:"rate"`
+}
+
+// Command is a later line of input: "stop" (finish the current cycle, release, exit) or "clock"
+// (set the client's clock).
 type Command struct {
-	Cmd string `json:"cmd"`
+	Cmd   string       `json:"cmd"`
+	Clock ClockSetting `json:"clock,omitempty"`
 }
 
 // StopCommand is the line that ends a worker.

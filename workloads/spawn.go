@@ -7,6 +7,7 @@ import (
 	"io"
 	"os/exec"
 	"sync"
+	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/proc"
@@ -66,6 +67,11 @@ func Spawn(command []string, env []string, cfg Config, stderr io.Writer) (*Worke
 
 // Process is the worker's OS process, for the nemesis to pause or kill.
 func (w *Worker) Process() *proc.Process { return w.proc }
+
+// SetClock sets the client's clock to real time + offset, running at rate.
+func (w *Worker) SetClock(offset time.Duration, rate float64) error {
+	return w.send(mustJSON(Command{Cmd: "clock", Clock: ClockSetting{Offset: offset, Rate: rate}}))
+}
 
 // Finish asks the worker to finish its current cycle, release, and exit.
 func (w *Worker) Finish() error { return w.send(StopCommand) }

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/lockcheck/lockcheck/clock"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/resource"
@@ -32,22 +33,29 @@ func Main(in io.Reader, out io.Writer, logger *slog.Logger) error {
 	if err := json.Unmarshal(lines.Bytes(), &cfg); err != nil {
 		return fmt.Errorf("worker: bad config: %w", err)
 	}
-	stop, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { // any later line is "stop"; so is EOF
-		for lines.Scan() {
-			var c Command
-			if json.Unmarshal(lines.Bytes(), &c) == nil && c.Cmd == "stop" {
-				break
-			}
-		}
-		cancel()
-	}()
 	w, err := newWorker(cfg, out, logger)
 	if err != nil {
 		return err
 	}
 	defer w.close()
+	stop, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // later lines are commands; EOF means the controller is gone: stop too
+		defer cancel()
+		for lines.Scan() {
+			var c Command
+			if err := json.Unmarshal(lines.Bytes(), &c); err != nil {
+				logger.Error("bad command", "line", lines.Text(), "err", err)
+				continue
+			}
+			switch c.Cmd {
+			case "stop":
+				return
+			case "clock":
+				w.clock.Set(c.Clock.Offset, c.Clock.Rate)
+			}
+		}
+	}()
 	w.loop(stop)
 	return nil
 }
@@ -56,6 +64,7 @@ type worker struct {
 	cfg    Config
 	lock   locks.Lock
 	store  *resource.Store
+	clock  *clock.Skewed
 	design locks.Design
 	rng    *rand.Rand
 	log    *slog.Logger
@@ -78,10 +87,11 @@ func newWorker(cfg Config, out io.Writer, logger *slog.Logger) (*worker, error) 
 		rng:    rand.New(rand.NewPCG(uint64(cfg.Seed), 0x10c6c7ec)),
 		passes: map[string]int{},
 		store:  resource.Dial(cfg.Resource, cfg.Workload.Timeout),
+		clock:  clock.NewSkewed(cfg.Clock.Offset, cfg.Clock.Rate),
 	}
 	w.lock, err = design.New(locks.Env{
 		Client: cfg.Client, Nodes: cfg.Nodes, Key: cfg.Key, TTL: cfg.TTL,
-		Timeout: cfg.Workload.Timeout, Point: w.point,
+		Timeout: cfg.Workload.Timeout, Point: w.point, Clock: w.clock,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("worker %s: build lock %s: %w", cfg.Client, cfg.Lock, err)
@@ -225,7 +235,7 @@ func (w *worker) stillValid() bool {
 	if !ok {
 		return true
 	}
-	if until := e.ValidUntil(); !until.IsZero() && time.Now().After(until) {
+	if until := e.ValidUntil(); !until.IsZero() && w.clock.Now().After(until) {
 		w.emit(history.Event{Type: history.Note, F: history.Lost, Error: "validity ended"})
 		return false
 	}
