@@ -104,4 +104,3 @@ func (l *getsetLock) Release(ctx context.Context) error {
 }
 
 func (l *getsetLock) Close() error { return l.rdb.Close() }
-

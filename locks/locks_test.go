@@ -36,32 +36,52 @@ func newLock(t *testing.T, design, client, addr string, ttl time.Duration) Lock 
 	return l
 }
 
-func TestSetNxPxExcludesOthersAndHandsOutIncreasingTokens(t *testing.T) {
-	addr := redisNode(t)
-	ctx := context.Background()
-	a := newLock(t, "set-nx-px", "a", addr, 10*time.Second)
-	b := newLock(t, "set-nx-px", "b", addr, 10*time.Second)
+// The single-node token designs share one acquire (SET NX PX + INCR) and differ in release. With
+// nothing stalling, each must exclude others, hand out increasing tokens, and (except del-no-check,
+// whose plain DEL is its failure mode) survive a late release by the previous holder.
+func TestTokenDesignsExcludeOthersAndHandOutIncreasingTokens(t *testing.T) {
+	for _, c := range []struct {
+		design          string
+		lateReleaseSafe bool
+	}{{"set-nx-px", true}, {"get-del", true}, {"watch-multi", true}, {"del-no-check", false}} {
+		t.Run(c.design, func(t *testing.T) {
+			addr := redisNode(t)
+			ctx := context.Background()
+			a := newLock(t, c.design, "a", addr, 10*time.Second)
+			b := newLock(t, c.design, "b", addr, 10*time.Second)
 
-	t1, err := a.Acquire(ctx)
-	if err != nil || t1 == nil {
-		t.Fatalf("a acquire: token=%v err=%v", t1, err)
-	}
-	if _, err := b.Acquire(ctx); !errors.Is(err, ErrBusy) {
-		t.Fatalf("b acquire while a holds: want ErrBusy, got %v", err)
-	}
-	if err := a.Release(ctx); err != nil {
-		t.Fatalf("a release: %v", err)
-	}
-	t2, err := b.Acquire(ctx)
-	if err != nil || t2 == nil || *t2 <= *t1 {
-		t.Fatalf("b acquire after release: token=%v (a had %d) err=%v", t2, *t1, err)
-	}
-	// a's late release must not free b's lock: the compare-and-delete checks the value.
-	if err := a.Release(ctx); !errors.Is(err, ErrNotHeld) {
-		t.Fatalf("a's second release: want ErrNotHeld, got %v", err)
-	}
-	if _, err := a.Acquire(ctx); !errors.Is(err, ErrBusy) {
-		t.Fatalf("b's lock was freed by a's release: %v", err)
+			t1, err := a.Acquire(ctx)
+			if err != nil || t1 == nil {
+				t.Fatalf("a acquire: token=%v err=%v", t1, err)
+			}
+			if _, err := b.Acquire(ctx); !errors.Is(err, ErrBusy) {
+				t.Fatalf("b acquire while a holds: want ErrBusy, got %v", err)
+			}
+			if err := a.Release(ctx); err != nil {
+				t.Fatalf("a release: %v", err)
+			}
+			t2, err := b.Acquire(ctx)
+			if err != nil || t2 == nil || *t2 <= *t1 {
+				t.Fatalf("b acquire after release: token=%v (a had %d) err=%v", t2, *t1, err)
+			}
+			if !c.lateReleaseSafe {
+				return
+			}
+			if err := a.Release(ctx); !errors.Is(err, ErrNotHeld) {
+				t.Fatalf("a's second release: want ErrNotHeld, got %v", err)
+			}
+			if _, err := a.Acquire(ctx); !errors.Is(err, ErrBusy) {
+				t.Fatalf("b's lock was freed by a's late release: %v", err)
+			}
+			// The client still works after its release (watch-multi: no WATCH left on the
+			// connection).
+			if err := b.Release(ctx); err != nil {
+				t.Fatalf("b release: %v", err)
+			}
+			if _, err := a.Acquire(ctx); err != nil {
+				t.Fatalf("a acquire again: %v", err)
+			}
+		})
 	}
 }
 

@@ -67,7 +67,13 @@ func (l *setNxPx) Acquire(ctx context.Context) (*int64, error) {
 }
 
 func (l *setNxPx) Release(ctx context.Context) error {
-	n, err := compareAndDelete.Run(ctx, l.rdb, []string{l.env.Key}, l.value).Int()
+	return deleteIfOwner(ctx, l.rdb, l.env.Key, l.value)
+}
+
+// deleteIfOwner runs compareAndDelete: nil if the key held value and is gone, ErrNotHeld if it
+// held something else or nothing.
+func deleteIfOwner(ctx context.Context, rdb *redis.Client, key, value string) error {
+	n, err := compareAndDelete.Run(ctx, rdb, []string{key}, value).Int()
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ type ClockSetter interface {
 }
 
 func (n *Nemesis) clock(f Fault) {
-	setter, _ := n.targets[f.Target].(ClockSetter)
+	setter, _ := n.target(f.Target).(ClockSetter)
 	op := n.nextOp()
 	start := history.Event{Process: history.Nemesis, Type: history.Invoke, F: history.Clock, Op: op,
 		Target: f.Target, Point: f.Point, Offset: int64(f.Offset), Rate: f.Rate, Duration: int64(f.For)}

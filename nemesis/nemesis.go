@@ -81,21 +81,60 @@ type pointKey struct {
 	occurrence    int
 }
 
-// New makes a nemesis over targets that records its actions with record.
+// New makes a nemesis over targets (more can be added) that records its actions with record.
 func New(targets map[string]Target, record func(history.Event)) *Nemesis {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Nemesis{targets: targets, record: record, ctx: ctx, cancel: cancel,
+	n := &Nemesis{targets: map[string]Target{}, record: record, ctx: ctx, cancel: cancel,
 		points: map[pointKey]Fault{}, skewed: map[string]ClockSetter{}}
+	for name, t := range targets {
+		n.targets[name] = t
+	}
+	return n
 }
 
-// Start begins the timed and random parts of s; the point faults wait for Stopped.
-func (n *Nemesis) Start(s Schedule) error {
+// AddTarget makes a target known, e.g. a client as soon as its process exists.
+func (n *Nemesis) AddTarget(name string, t Target) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.targets[name] = t
+}
+
+func (n *Nemesis) target(name string) Target {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.targets[name]
+}
+
+// Plan registers the faults of s that wait at program points. Call it before the clients start:
+// a client may reach its point at once, and an unplanned stop is resumed straight away.
+func (n *Nemesis) Plan(s Schedule) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	for _, f := range s.Faults {
-		if _, ok := n.targets[f.Target]; !ok {
-			return fmt.Errorf("nemesis: no target %q", f.Target)
-		}
 		if f.Point != "" {
 			n.points[pointKey{f.Target, f.Point, f.Occurrence}] = f
+		}
+	}
+}
+
+// Start checks that every target of s exists, plans its point faults (if Plan was not called)
+// and begins its timed and random parts.
+func (n *Nemesis) Start(s Schedule) error {
+	for _, f := range s.Faults {
+		if n.target(f.Target) == nil {
+			return fmt.Errorf("nemesis: no target %q", f.Target)
+		}
+	}
+	if s.Random != nil {
+		for _, name := range s.Random.Targets {
+			if n.target(name) == nil {
+				return fmt.Errorf("nemesis: no target %q", name)
+			}
+		}
+	}
+	n.Plan(s)
+	for _, f := range s.Faults {
+		if f.Point != "" {
 			continue
 		}
 		n.wg.Add(1)
@@ -119,11 +158,15 @@ func (n *Nemesis) Start(s Schedule) error {
 // Stopped is called when a client has stopped itself at a program point; it carries out the fault
 // planned there.
 func (n *Nemesis) Stopped(target, point string, occurrence int) {
+	n.mu.Lock()
 	f, ok := n.points[pointKey{target, point, occurrence}]
+	n.mu.Unlock()
 	if !ok || n.ctx.Err() != nil {
 		// A stop nobody planned, or one reached after healing, would leave the client frozen:
 		// resume it at once.
-		_ = n.targets[target].Cont()
+		if t := n.target(target); t != nil {
+			_ = t.Cont()
+		}
 		return
 	}
 	n.wg.Add(1)

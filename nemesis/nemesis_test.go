@@ -177,6 +177,12 @@ func (f *fakeClock) SetClock(offset time.Duration, rate float64) error {
 	return nil
 }
 
+func (f *fakeClock) settings() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.set, " ")
+}
+
 func TestClockFaultSetsTheClockAndHealResetsIt(t *testing.T) {
 	c := &fakeClock{}
 	rec := &recorder{}
@@ -184,7 +190,7 @@ func TestClockFaultSetsTheClockAndHealResetsIt(t *testing.T) {
 	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "client-1", At: 10 * time.Millisecond, Offset: 2 * time.Second, Rate: 1.1}}})
 	time.Sleep(100 * time.Millisecond)
 	n.Heal()
-	if got := strings.Join(c.set, " "); got != "2s@1.1 0s@1" {
+	if got := c.settings(); got != "2s@1.1 0s@1" {
 		t.Fatalf("clock settings = %q, want the fault then the reset", got)
 	}
 	ev := rec.all()
@@ -198,7 +204,7 @@ func TestClockFaultWithALengthSetsTheClockBack(t *testing.T) {
 	n := New(map[string]Target{"client-1": c}, func(history.Event) {})
 	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "client-1", Offset: -time.Second, For: 30 * time.Millisecond}}})
 	time.Sleep(150 * time.Millisecond)
-	if got := strings.Join(c.set, " "); got != "-1s@0 0s@1" {
+	if got := c.settings(); got != "-1s@0 0s@1" {
 		t.Fatalf("clock settings = %q", got)
 	}
 	n.Heal()
@@ -212,5 +218,30 @@ func TestClockFaultOnATargetWithoutAClockFails(t *testing.T) {
 	n.Heal()
 	if ev := rec.all(); len(ev) != 1 || ev[0].Type != history.Fail {
 		t.Fatalf("want one failed clock fault, got %+v", ev)
+	}
+}
+
+// A client may reach its program point before the timed part of the schedule starts: a planned
+// point fault must still be carried out then, not skipped.
+func TestPointFaultPlannedBeforeStartIsHonouredEvenIfReachedBeforeStart(t *testing.T) {
+	p := sleeper(t)
+	rec := &recorder{}
+	n := New(nil, rec.record)
+	s := Schedule{Faults: []Fault{{Kind: PauseFault, Target: "client-1", Point: "after-acquire", Occurrence: 1, For: 200 * time.Millisecond}}}
+	n.Plan(s)
+	n.AddTarget("client-1", p)
+	_ = p.Stop()
+	n.Stopped("client-1", "after-acquire", 1) // before Start
+	time.Sleep(100 * time.Millisecond)
+	if st := state(t, p); st != 'T' {
+		t.Fatalf("the planned pause was skipped: state %c", st)
+	}
+	if err := n.Start(s); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	n.Heal()
+	if ev := rec.all(); len(ev) != 2 || ev[0].F != history.Pause {
+		t.Fatalf("want one pause recorded, got %+v", ev)
 	}
 }

@@ -6,7 +6,7 @@ package nemesis
 import "github.com/lockcheck/lockcheck/history"
 
 func (n *Nemesis) pause(f Fault, alreadyStopped bool) {
-	t := n.targets[f.Target]
+	t := n.target(f.Target)
 	op := n.nextOp()
 	start := history.Event{Process: history.Nemesis, Type: history.Invoke, F: history.Pause, Op: op,
 		Target: f.Target, Point: f.Point, Duration: int64(f.For)}
@@ -32,7 +32,7 @@ func (n *Nemesis) kill(f Fault) {
 	op := n.nextOp()
 	n.stamp(history.Event{Process: history.Nemesis, Type: history.Invoke, F: history.Kill, Op: op, Target: f.Target, Point: f.Point})
 	end := history.Event{Process: history.Nemesis, Type: history.OK, F: history.Kill, Op: op, Target: f.Target, Point: f.Point}
-	if err := n.targets[f.Target].Kill(); err != nil {
+	if err := n.target(f.Target).Kill(); err != nil {
 		end.Type, end.Error = history.Fail, err.Error()
 	}
 	n.stamp(end)

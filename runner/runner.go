@@ -116,10 +116,12 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 	for _, n := range c.Nodes {
 		targets[n.Name] = n.Process()
 	}
+	sched := schedule(sc)
 	workers := make([]*workloads.Worker, 0, len(clients))
 	var finishing sync.Map // client name -> true once we asked it to finish
 	var pumps sync.WaitGroup
 	nem := nemesis.New(targets, record)
+	nem.Plan(sched) // before any client can reach a program point
 	defer nem.Heal()
 	for i, name := range clients {
 		logFile, err := os.Create(filepath.Join(logDir, name+".log"))
@@ -134,7 +136,7 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 		}
 		defer w.Process().Kill()
 		workers = append(workers, w)
-		targets[name] = clientTarget{w.Process(), w}
+		nem.AddTarget(name, clientTarget{w.Process(), w})
 		pumps.Add(1)
 		go func() {
 			defer pumps.Done()
@@ -149,7 +151,7 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 			}
 		}()
 	}
-	if err := nem.Start(schedule(sc)); err != nil {
+	if err := nem.Start(sched); err != nil {
 		return err
 	}
 

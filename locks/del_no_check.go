@@ -1,0 +1,53 @@
+package locks
+
+// del-no-check: seed 000's third common mistake ("錯誤解鎖" #1, "the most typical mistake"). The
+// lock is taken exactly as set-nx-px does (SET key <random> NX PX ttl, then INCR of <key>:token),
+// but released with a plain DEL that never checks whose lock it is. A holder that overruns its
+// TTL (a pause, a slow critical section) and then releases deletes the lock of whoever holds it
+// now; a third client takes it, and two clients that never stalled hold the lock at once. Under
+// contention it cascades: the client whose lock was deleted releases with a DEL too, deleting its
+// successor's, and so on (overrun-del-no-check: one overrun, overlapping holders to the end of
+// the run). The connection uses lockcheck's go-redis settings (dialRedis: no retries,
+// context-bounded commands).
+
+import (
+	"context"
+)
+
+func init() {
+	register(Design{
+		Name:      "del-no-check",
+		Summary:   "SET key <random> NX PX ttl + INCR token; release by plain DEL, no owner check",
+		Source:    "seed 000, common mistake 3 (DEL without checking the owner)",
+		Token:     "INCR of <key>:token at acquire",
+		Nodes:     1,
+		Expires:   true,
+		Reentrant: false,
+		Protects:  "crashed holders (the key expires)",
+		FailureModes: []string{
+			"a holder that overruns its TTL deletes the current holder's lock when it releases: double ownership among clients that never stalled",
+			"under contention it cascades: each holder whose lock was deleted deletes its successor's when it releases",
+			"holder paused past the TTL keeps believing it holds: double ownership (K2, K3)",
+		},
+		Scenarios: []string{"no-faults-del-no-check", "overrun-del-no-check"},
+		New: func(env Env) (Lock, error) {
+			return &delNoCheck{setNxPx: &setNxPx{rdb: dialRedis(env.Nodes[0], env), env: env}}, nil
+		},
+	})
+}
+
+// delNoCheck takes the lock with set-nx-px's own Acquire; only the release differs.
+type delNoCheck struct {
+	*setNxPx
+}
+
+func (l *delNoCheck) Release(ctx context.Context) error {
+	n, err := l.rdb.Del(ctx, l.env.Key).Result()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotHeld // expired and nobody took it; had someone, their lock would be gone now
+	}
+	return nil
+}

@@ -1,0 +1,235 @@
+package locks
+
+// redlock: the Redlock algorithm of the Redis docs ("Distributed Locks with Redis", N = 5
+// independent primaries; seeds 001, 002 and 004 describe it). The client takes the time, sends
+// SET key <random 20 bytes> NX PX ttl to every node in parallel, each bounded by a small per-node
+// timeout, and holds the lock only if a majority (N/2+1) said OK and validity = ttl − elapsed −
+// drift (drift = ttl×1% + 2 ms, as the reference clients compute it) is still positive. Otherwise
+// it runs the compare-and-delete script on ALL nodes. The random retry delay of the docs is the
+// worker's backoff (backoff_min..backoff_max), not done here: Acquire is one attempt.
+// Extend re-expires the key (Lua, only if the value matches) and counts only with a majority
+// reached within the current validity.
+//
+// It implements Expiring: the workload stops believing it holds once the validity ends. That
+// catches a pause before the check (A8, A9), not one after it (K3): a client paused between its
+// last validity check and its write writes anyway. Its value is random, not ordered, so it gives
+// no fencing token (K6). Every node is reached with lockcheck's go-redis settings (dialRedis).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RedlockBeforeElapsedCheck is redlock's program point between collecting the nodes' replies and
+// reading the clock to compute the validity: a pause here is K10's "replies sit in the socket
+// buffers while the client is paused", which the elapsed-time check must catch (A8).
+const RedlockBeforeElapsedCheck = "before-elapsed-check"
+
+func init() {
+	register(Design{
+		Name:    "redlock",
+		Summary: "SET NX PX <random> on N independent nodes in parallel; majority within validity = ttl − elapsed − drift; unlock all on failure",
+		Source:  "Redis docs \"Distributed Locks with Redis\" (Redlock, N=5); seeds 001, 002, 004",
+		Token:   "none",
+		Nodes:   5,
+		Expires: true,
+		Points:  []string{RedlockBeforeElapsedCheck},
+		Protects: "crashed holders (keys expire); a minority of nodes down or partitioned; delays during " +
+			"acquisition (the elapsed-time check gives the lock up, A8); a holder that checks its validity before acting",
+		FailureModes: []string{
+			"a pause after the last validity check, before the write, outlives the TTL: double ownership, lost updates (K3)",
+			"no fencing token: the random value is not ordered, the resource cannot reject a late writer (K6)",
+			"a node that forgets its key (restart without fsync) or whose clock jumps lets a second majority form (K8, K9)",
+		},
+		Scenarios: []string{"no-faults-redlock", "gc-pause-after-validity-check-redlock", "gc-pause-redlock",
+			"pause-during-acquire-redlock"},
+		New: func(env Env) (Lock, error) { return newRedlock(env), nil },
+	})
+}
+
+// redlockDrift is the clock drift allowance of the reference clients: 1% of the TTL plus 2 ms
+// for the expiry resolution of Redis.
+func redlockDrift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecond }
+
+// redlockNodeTimeout bounds each node's SET: small against the TTL so a dead node does not eat the
+// validity (the docs: 5–50 ms for a 10 s TTL): ttl/10 kept within [5 ms, 50 ms].
+func redlockNodeTimeout(ttl time.Duration) time.Duration {
+	return max(5*time.Millisecond, min(50*time.Millisecond, ttl/10))
+}
+
+// redlockExtendScript is the extension script: re-expire only if the key still holds our value.
+var redlockExtendScript = redis.NewScript(`
+if redis.call("get", KEYS[1]) == ARGV[1] then
+  return redis.call("pexpire", KEYS[1], ARGV[2])
+else
+  return 0
+end`)
+
+type redlock struct {
+	env        Env
+	nodes      []*redis.Client
+	quorum     int
+	value      string
+	validity   time.Duration // as computed at the last acquisition or extension
+	validUntil time.Time
+}
+
+func newRedlock(env Env) *redlock {
+	l := &redlock{env: env, quorum: len(env.Nodes)/2 + 1}
+	for _, addr := range env.Nodes {
+		l.nodes = append(l.nodes, dialRedis(addr, env))
+	}
+	return l
+}
+
+// redlockReply is one node's answer to one step: yes (OK / deleted / extended), no (the node answered
+// and refused: someone else's key, or none), or err (no answer in time: outcome unknown).
+type redlockReply struct {
+	yes bool
+	err error
+}
+
+// redlockTally counts a step's replies.
+type redlockTally struct{ yes, no, unknown int }
+
+func (t redlockTally) String() string {
+	return fmt.Sprintf("%d yes, %d no, %d unknown", t.yes, t.no, t.unknown)
+}
+
+// redlockOnAll runs step on every node in parallel, each bounded by perNode (0: by ctx alone), and
+// counts the replies; errs joins the unknown ones, named by node.
+func redlockOnAll(ctx context.Context, nodes []*redis.Client, perNode time.Duration,
+	step func(context.Context, *redis.Client) (bool, error)) (t redlockTally, errs error) {
+	replies := make([]redlockReply, len(nodes))
+	var wg sync.WaitGroup
+	for i, rdb := range nodes {
+		wg.Go(func() {
+			c, cancel := ctx, context.CancelFunc(func() {})
+			if perNode > 0 {
+				c, cancel = context.WithTimeout(ctx, perNode)
+			}
+			defer cancel()
+			replies[i].yes, replies[i].err = step(c, rdb)
+		})
+	}
+	wg.Wait()
+	for i, r := range replies {
+		switch {
+		case r.err != nil:
+			t.unknown++
+			errs = errors.Join(errs, fmt.Errorf("node %d: %w", i+1, r.err))
+		case r.yes:
+			t.yes++
+		default:
+			t.no++
+		}
+	}
+	return t, errs
+}
+
+func redlockSetNX(key, value string, ttl time.Duration) func(context.Context, *redis.Client) (bool, error) {
+	return func(ctx context.Context, rdb *redis.Client) (bool, error) {
+		return rdb.SetNX(ctx, key, value, ttl).Result()
+	}
+}
+
+func redlockDeleteIfOwner(key, value string) func(context.Context, *redis.Client) (bool, error) {
+	return func(ctx context.Context, rdb *redis.Client) (bool, error) {
+		n, err := compareAndDelete.Run(ctx, rdb, []string{key}, value).Int()
+		return n == 1, err
+	}
+}
+
+func (l *redlock) Acquire(ctx context.Context) (*int64, error) {
+	value := randomValue()
+	ttl := l.env.TTL
+	start := l.env.Now()
+	got, errs := redlockOnAll(ctx, l.nodes, redlockNodeTimeout(ttl), redlockSetNX(l.env.Key, value, ttl))
+	l.env.Point(RedlockBeforeElapsedCheck)
+	now := l.env.Now()
+	elapsed := now.Sub(start)
+	validity := ttl - elapsed - redlockDrift(ttl)
+	// The docs ask for elapsed < ttl; the reference clients require validity > 0, which implies it
+	// (a hold whose validity is already over would be useless).
+	if got.yes >= l.quorum && validity > 0 {
+		l.value, l.validity = value, validity
+		// The validity is the time left from now, when elapsed was measured: the hold ends at
+		// start + ttl − drift, before the earliest key (set no earlier than start) expires.
+		l.validUntil = now.Add(validity)
+		return nil, nil
+	}
+	// Not acquired: unlock every node, also those that did not answer (their SET may have landed).
+	// Bounded by the per-node timeout too: a dead node must not hold the client back.
+	_, _ = redlockOnAll(context.WithoutCancel(ctx), l.nodes, redlockNodeTimeout(ttl), redlockDeleteIfOwner(l.env.Key, value))
+	switch {
+	case got.no >= l.quorum:
+		return nil, ErrBusy
+	case got.yes >= l.quorum:
+		return nil, fmt.Errorf("redlock: majority reached (%v) but %s elapsed, validity %s: gave it up", got, elapsed, validity)
+	default:
+		return nil, errors.Join(fmt.Errorf("redlock: no majority (%v)", got), errs)
+	}
+}
+
+// ValidUntil is when this client's current hold ends by its own reckoning: the moment the elapsed
+// time was measured + validity (= acquisition start + ttl − drift). Zero when it holds nothing.
+func (l *redlock) ValidUntil() time.Time { return l.validUntil }
+
+// Validity is the validity computed at the last acquisition or extension: ttl − elapsed − drift.
+func (l *redlock) Validity() time.Duration { return l.validity }
+
+// Extend re-expires the key to a full TTL on every node whose key still holds our value. It
+// succeeds only if a majority did so and the extension finished within the current validity;
+// the new validity is ttl − the extension's elapsed time − drift, from when it finished.
+func (l *redlock) Extend(ctx context.Context) error {
+	if l.value == "" {
+		return ErrNotHeld
+	}
+	ttl := l.env.TTL
+	start := l.env.Now()
+	got, errs := redlockOnAll(ctx, l.nodes, redlockNodeTimeout(ttl), func(c context.Context, rdb *redis.Client) (bool, error) {
+		n, err := redlockExtendScript.Run(c, rdb, []string{l.env.Key}, l.value, ttl.Milliseconds()).Int()
+		return n == 1, err
+	})
+	now := l.env.Now()
+	validity := ttl - now.Sub(start) - redlockDrift(ttl)
+	switch {
+	case got.yes >= l.quorum && now.Before(l.validUntil) && validity > 0:
+		l.validity, l.validUntil = validity, now.Add(validity)
+		return nil
+	case got.yes >= l.quorum:
+		return fmt.Errorf("redlock: extended on a majority (%v) but after the validity ended: %w", got, ErrNotHeld)
+	case got.no > len(l.nodes)-l.quorum:
+		return fmt.Errorf("redlock: extend: %v: %w", got, ErrNotHeld)
+	default:
+		return errors.Join(fmt.Errorf("redlock: extend: no majority (%v)", got), errs)
+	}
+}
+
+// Release deletes our value on every node. nil if a majority still held it; ErrNotHeld if enough
+// nodes answered that it was not ours for a majority to be impossible; else unknown.
+func (l *redlock) Release(ctx context.Context) error {
+	l.validUntil = time.Time{}
+	got, errs := redlockOnAll(ctx, l.nodes, 0, redlockDeleteIfOwner(l.env.Key, l.value))
+	switch {
+	case got.yes >= l.quorum:
+		return nil
+	case got.no > len(l.nodes)-l.quorum:
+		return ErrNotHeld
+	default:
+		return errors.Join(fmt.Errorf("redlock: release: %v", got), errs)
+	}
+}
+
+func (l *redlock) Close() error {
+	var errs error
+	for _, rdb := range l.nodes {
+		errs = errors.Join(errs, rdb.Close())
+	}
+	return errs
+}

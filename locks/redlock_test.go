@@ -1,0 +1,349 @@
+package locks
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/internal/redisopt"
+)
+
+// n5Cluster starts five independent redis-server primaries with a proxied link per (client,
+// node), so a test can cut one client's link or slow it down.
+func n5Cluster(t *testing.T, clients ...string) *cluster.Cluster {
+	t.Helper()
+	c, err := cluster.Start(context.Background(), cluster.Options{Dir: t.TempDir(), LockNodes: 5, Clients: clients})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop() })
+	return c
+}
+
+// n5Lock builds a design's lock for client, dialling every node through client's links.
+func n5Lock(t *testing.T, c *cluster.Cluster, design, client string, ttl time.Duration, point func(string)) Lock {
+	t.Helper()
+	d, err := Get(design)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if point == nil {
+		point = func(string) {}
+	}
+	env := Env{Client: client, Key: "test:lock", TTL: ttl, Timeout: 500 * time.Millisecond, Point: point}
+	for _, n := range c.Nodes {
+		env.Nodes = append(env.Nodes, c.Link(client, n.Name).Addr())
+	}
+	l, err := d.New(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
+// n5Keys reports, node by node, whether the lock key exists (read directly, not through a link).
+// A node that does not answer reads as "?".
+func n5Keys(t *testing.T, c *cluster.Cluster) string {
+	t.Helper()
+	var b strings.Builder
+	for _, n := range c.Nodes {
+		rdb := redis.NewClient(redisopt.Options(n.Addr, 200*time.Millisecond))
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		k, err := rdb.Exists(ctx, "test:lock").Result()
+		cancel()
+		_ = rdb.Close()
+		switch {
+		case err != nil:
+			b.WriteByte('?')
+		case k == 1:
+			b.WriteByte('1')
+		default:
+			b.WriteByte('0')
+		}
+	}
+	return b.String()
+}
+
+// n5SetForeign writes someone else's lock value on node i (0-based), as another client would.
+func n5SetForeign(t *testing.T, c *cluster.Cluster, i int, ttl time.Duration) {
+	t.Helper()
+	rdb := redis.NewClient(redisopt.Options(c.Nodes[i].Addr, time.Second))
+	defer rdb.Close()
+	if err := rdb.Set(context.Background(), "test:lock", "someone-else", ttl).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func n5Stop(t *testing.T, c *cluster.Cluster, i int) {
+	t.Helper()
+	p := c.Nodes[i].Process()
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Cont() })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := p.WaitStopped(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func n5Kill(t *testing.T, c *cluster.Cluster, i int) {
+	t.Helper()
+	p := c.Nodes[i].Process()
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-p.Exited()
+}
+
+func n5Cut(t *testing.T, c *cluster.Cluster, client string, i int) {
+	t.Helper()
+	if err := c.Link(client, c.Nodes[i].Name).Cut(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRedlockExcludesOthersAndReleasesOnEveryNode(t *testing.T) {
+	c := n5Cluster(t, "a", "b")
+	ctx := n5Ctx(t)
+	a := n5Lock(t, c, "redlock", "a", 10*time.Second, nil)
+	b := n5Lock(t, c, "redlock", "b", 10*time.Second, nil)
+
+	before := time.Now()
+	tok, err := a.Acquire(ctx)
+	after := time.Now()
+	if err != nil || tok != nil {
+		t.Fatalf("a acquire: token=%v err=%v (redlock has no token)", tok, err)
+	}
+	if got := n5Keys(t, c); got != "11111" {
+		t.Fatalf("keys after a's acquire: %s, want 11111", got)
+	}
+	// The hold ends at start + ttl − drift (drift = 1% + 2 ms = 102 ms), start within the call.
+	until := a.(Expiring).ValidUntil()
+	hold := 10*time.Second - 102*time.Millisecond
+	if until.Before(before.Add(hold)) || until.After(after.Add(hold)) {
+		t.Fatalf("ValidUntil %v after the call, want %v after its start (call took %v)", until.Sub(before), hold, after.Sub(before))
+	}
+	if _, err := b.Acquire(ctx); !errors.Is(err, ErrBusy) {
+		t.Fatalf("b acquire while a holds: want ErrBusy, got %v", err)
+	}
+	if got := n5Keys(t, c); got != "11111" {
+		t.Fatalf("b's failed attempt disturbed a's keys: %s", got)
+	}
+	if err := a.Release(ctx); err != nil {
+		t.Fatalf("a release: %v", err)
+	}
+	if got := n5Keys(t, c); got != "00000" {
+		t.Fatalf("keys after release: %s, want 00000", got)
+	}
+	if !a.(Expiring).ValidUntil().IsZero() {
+		t.Fatal("ValidUntil must be zero once released")
+	}
+	if _, err := b.Acquire(ctx); err != nil {
+		t.Fatalf("b acquire after release: %v", err)
+	}
+	// a's late release must not free b's lock.
+	if err := a.Release(ctx); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("a's second release: want ErrNotHeld, got %v", err)
+	}
+	if got := n5Keys(t, c); got != "11111" {
+		t.Fatalf("a's late release touched b's keys: %s", got)
+	}
+}
+
+func TestRedlockAcquiresWithTwoOfFiveNodesDown(t *testing.T) {
+	c := n5Cluster(t, "a", "b")
+	ctx := n5Ctx(t)
+	n5Kill(t, c, 0) // n1 dead: connection refused
+	n5Stop(t, c, 1) // n2 frozen: the SET times out after the per-node timeout
+	a := n5Lock(t, c, "redlock", "a", 2*time.Second, nil)
+	if _, err := a.Acquire(ctx); err != nil {
+		t.Fatalf("with 3 of 5 nodes up a majority is there: %v", err)
+	}
+	// The frozen node cost the per-node timeout (ttl/10 capped at 50 ms) out of the validity.
+	v := a.(*redlock).Validity()
+	if max := 2*time.Second - 50*time.Millisecond - redlockDrift(2*time.Second); v > max || v <= 0 {
+		t.Fatalf("validity %v, want positive and at most %v", v, max)
+	}
+	b := n5Lock(t, c, "redlock", "b", 2*time.Second, nil)
+	if _, err := b.Acquire(ctx); !errors.Is(err, ErrBusy) {
+		t.Fatalf("b against a's 3 keys: want ErrBusy, got %v", err)
+	}
+}
+
+func TestRedlockRefusesWithThreeOfFiveUnavailableAndUnlocksTheRest(t *testing.T) {
+	c := n5Cluster(t, "a", "b")
+	ctx := n5Ctx(t)
+	n5Kill(t, c, 0)
+	n5Stop(t, c, 1)
+	n5Cut(t, c, "a", 2) // n3 is up, but a cannot reach it
+	a := n5Lock(t, c, "redlock", "a", 10*time.Second, nil)
+	_, err := a.Acquire(ctx)
+	if err == nil || errors.Is(err, ErrBusy) {
+		t.Fatalf("2 of 5 nodes: want an unknown-outcome error (not busy), got %v", err)
+	}
+	// a took n4 and n5, then gave them back although their keys had 10 s to live.
+	if got := n5Keys(t, c); got != "??000" {
+		t.Fatalf("keys after the failed attempt: %s, want ??000", got)
+	}
+	if !a.(Expiring).ValidUntil().IsZero() {
+		t.Fatal("a failed attempt must leave no validity")
+	}
+}
+
+func TestRedlockIsBusyOnlyWhenAMajorityRefuses(t *testing.T) {
+	c := n5Cluster(t, "a")
+	ctx := n5Ctx(t)
+	a := n5Lock(t, c, "redlock", "a", 10*time.Second, nil)
+
+	// Someone else holds n1..n3: a majority refuses, so the failure is certain.
+	for i := range 3 {
+		n5SetForeign(t, c, i, 10*time.Second)
+	}
+	if _, err := a.Acquire(ctx); !errors.Is(err, ErrBusy) {
+		t.Fatalf("3 refusals: want ErrBusy, got %v", err)
+	}
+	if got := n5Keys(t, c); got != "11100" {
+		t.Fatalf("a must give back n4 and n5: keys %s, want 11100", got)
+	}
+
+	// Two refusals, one node unreachable, two OKs: nobody knows who would win. Not busy.
+	n5Cut(t, c, "a", 2)
+	_, err := a.Acquire(ctx)
+	if err == nil || errors.Is(err, ErrBusy) {
+		t.Fatalf("2 refusals + 1 unknown: want an unknown-outcome error, got %v", err)
+	}
+	if got := n5Keys(t, c); got != "11100" {
+		t.Fatalf("a must give back n4 and n5 again: keys %s, want 11100", got)
+	}
+}
+
+func TestRedlockValidityShrinksWithASlowNode(t *testing.T) {
+	c := n5Cluster(t, "fast", "slow")
+	ctx := n5Ctx(t)
+	ttl := 2 * time.Second
+	fast := n5Lock(t, c, "redlock", "fast", ttl, nil)
+	if _, err := fast.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	vFast := fast.(*redlock).Validity()
+	if err := fast.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// One node answers 30 ms late: still within the 50 ms per-node timeout, so it counts, and
+	// the client waited for it: 30 ms less validity.
+	if err := c.Link("slow", "n5").AddToxic(`{"type":"latency","attributes":{"latency":30}}`); err != nil {
+		t.Fatal(err)
+	}
+	slow := n5Lock(t, c, "redlock", "slow", ttl, nil)
+	if _, err := slow.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	vSlow := slow.(*redlock).Validity()
+	if vSlow > ttl-30*time.Millisecond-redlockDrift(ttl) || vFast-vSlow < 25*time.Millisecond {
+		t.Fatalf("validity with a 30 ms node: %v (without: %v); want at least 30 ms less", vSlow, vFast)
+	}
+	if got := n5Keys(t, c); got != "11111" {
+		t.Fatalf("the slow node's key counts: keys %s, want 11111", got)
+	}
+}
+
+func TestRedlockGivesUpWhenElapsedExceedsValidity(t *testing.T) {
+	c := n5Cluster(t, "a", "b")
+	ctx := n5Ctx(t)
+	ttl := 300 * time.Millisecond
+	// K10: every reply says OK, but the client stalls before it reads the clock (replies waiting
+	// in socket buffers during a pause). The elapsed-time check must make it give up (A8).
+	paused := func(p string) {
+		if p == RedlockBeforeElapsedCheck {
+			time.Sleep(ttl)
+		}
+	}
+	a := n5Lock(t, c, "redlock", "a", ttl, paused)
+	_, err := a.Acquire(ctx)
+	if err == nil || errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "gave it up") {
+		t.Fatalf("want a gave-it-up error, got %v", err)
+	}
+	if !a.(Expiring).ValidUntil().IsZero() {
+		t.Fatal("a must not believe it holds")
+	}
+	b := n5Lock(t, c, "redlock", "b", 10*time.Second, nil)
+	if _, err := b.Acquire(ctx); err != nil {
+		t.Fatalf("b after a gave up: %v", err)
+	}
+}
+
+func TestRedlockExtendKeepsTheLockPastItsFirstTTL(t *testing.T) {
+	c := n5Cluster(t, "a", "b")
+	ctx := n5Ctx(t)
+	ttl := 400 * time.Millisecond
+	a := n5Lock(t, c, "redlock", "a", ttl, nil).(*redlock)
+	b := n5Lock(t, c, "redlock", "b", ttl, nil)
+	if _, err := a.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := a.ValidUntil()
+	time.Sleep(250 * time.Millisecond)
+	if err := a.Extend(ctx); err != nil {
+		t.Fatalf("extend within validity: %v", err)
+	}
+	if !a.ValidUntil().After(first.Add(200 * time.Millisecond)) {
+		t.Fatalf("extend must move ValidUntil by about 250 ms: %v -> %v", first, a.ValidUntil())
+	}
+	time.Sleep(250 * time.Millisecond) // 500 ms after acquiring: past the first TTL
+	if _, err := b.Acquire(ctx); !errors.Is(err, ErrBusy) {
+		t.Fatalf("b after the first TTL of an extended lock: want ErrBusy, got %v", err)
+	}
+	if err := a.Release(ctx); err != nil {
+		t.Fatalf("release of the extended lock: %v", err)
+	}
+}
+
+// The characteristic failure: a holder stalls past the TTL (a GC pause after its last validity
+// check). Another client takes the lock; the stalled one could only know it by looking at the
+// clock again, and nothing in the lock stops it from writing meanwhile (K3).
+func TestRedlockHolderStalledPastTheTTLLosesItWithoutBeingTold(t *testing.T) {
+	c := n5Cluster(t, "a", "b")
+	ctx := n5Ctx(t)
+	ttl := 200 * time.Millisecond
+	a := n5Lock(t, c, "redlock", "a", ttl, nil).(*redlock)
+	b := n5Lock(t, c, "redlock", "b", 10*time.Second, nil)
+	if _, err := a.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !time.Now().Before(a.ValidUntil()) {
+		t.Fatal("a's validity check passes right after acquiring")
+	}
+	time.Sleep(300 * time.Millisecond) // the pause, after the check
+	if _, err := b.Acquire(ctx); err != nil {
+		t.Fatalf("b must get the expired lock: %v", err)
+	}
+	// Both "hold" now: b legitimately, a by its stale check. Only the clock tells a.
+	if !time.Now().After(a.ValidUntil()) {
+		t.Fatal("a's validity should be over")
+	}
+	if err := a.Extend(ctx); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("a's extend after expiry: want ErrNotHeld, got %v", err)
+	}
+	if err := a.Release(ctx); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("a's release after expiry: want ErrNotHeld, got %v", err)
+	}
+	if got := n5Keys(t, c); got != "11111" {
+		t.Fatalf("a's late release touched b's keys: %s", got)
+	}
+}
+
+// n5Ctx bounds every command of a test, as the worker does: a frozen node must cost a timeout,
+// not hang the test (lockcheck's go-redis clients have no socket timeouts).
+func n5Ctx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
