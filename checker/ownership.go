@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// mutualExclusion finds every maximal window in which two clients both believed they held the lock.
+// mutualExclusion finds every maximal window in which two clients both believed they held the lock
+// (two readers of a read/write lock may; a reader with a writer, or two writers, may not).
 func mutualExclusion(holds []interval, runStart int64) MutualExclusion {
 	windows := pairOverlaps(holds)
 	if windows == nil {
@@ -31,7 +32,7 @@ func pairOverlaps(holds []interval) []Overlap {
 				continue // ended before h and every later hold starts
 			}
 			kept = append(kept, a)
-			if a.client == h.client {
+			if a.client == h.client || (a.shared && h.shared) {
 				continue
 			}
 			if end := min(a.end, h.end); end > h.start {

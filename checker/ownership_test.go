@@ -114,7 +114,7 @@ func TestOverlapStartIsTheAbsoluteTimeOfTheLaterAcquire(t *testing.T) {
 func TestACrashedHolderIntervalEndsAtTheCrash(t *testing.T) {
 	events := newHistory().start(0).acquire("client-1", 5, 10).crash("client-1", 50).end(200).build()
 	tl := buildTimelines(events, runBounds(events).end)
-	want := []interval{{"client-1", ms(10), ms(50)}}
+	want := []interval{{client: "client-1", start: ms(10), end: ms(50)}}
 	if !reflect.DeepEqual(tl.holds, want) {
 		t.Fatalf("holds = %v, want %v", tl.holds, want)
 	}
@@ -134,5 +134,24 @@ func TestAHolderThatNotesItsValidityEndedStopsBelievingAtTheNote(t *testing.T) {
 	events = newHistory().start(0).acquire("client-1", 5, 10).acquire("client-2", 60, 70).release("client-1", 100, 101).end(200).build()
 	if Check(events, Options{}).MutualExclusion.Holds {
 		t.Fatal("overlap not flagged without the lost note")
+	}
+}
+
+func TestReadersMayHoldTogetherButNotWithAWriter(t *testing.T) {
+	role := func(r string) func(*history.Event) { return func(e *history.Event) { e.Role = r } }
+	b := newHistory().start(0)
+	b.op("client-1", history.Acquire, 5, 10, history.OK, role("read"))
+	b.op("client-2", history.Acquire, 6, 12, history.OK, role("read"))
+	b.release("client-1", 50, 51).release("client-2", 52, 53)
+	if v := Check(b.end(200).build(), Options{}); !v.MutualExclusion.Holds {
+		t.Fatalf("two readers together flagged: %+v", v.MutualExclusion)
+	}
+	b = newHistory().start(0)
+	b.op("client-1", history.Acquire, 5, 10, history.OK, role("read"))
+	b.op("client-2", history.Acquire, 6, 20, history.OK, role("write"))
+	b.release("client-1", 50, 51).release("client-2", 52, 53)
+	v := Check(b.end(200).build(), Options{})
+	if v.MutualExclusion.Holds || len(v.MutualExclusion.Windows) != 1 || v.MutualExclusion.Windows[0].Length != 30*time.Millisecond {
+		t.Fatalf("a reader with a writer must be one 30ms window: %+v", v.MutualExclusion)
 	}
 }

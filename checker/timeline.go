@@ -6,6 +6,7 @@ import "github.com/lockcheck/lockcheck/history"
 type interval struct {
 	client     string
 	start, end int64
+	shared     bool // a read hold of a read/write lock: other readers may hold at the same time
 }
 
 // timelines are what each client believed and wanted over time, the common ground of the
@@ -22,6 +23,7 @@ type timelines struct {
 type clientState struct {
 	holding, wanting     bool
 	holdSince, wantSince int64
+	holdShared           bool
 }
 
 func buildTimelines(events []history.Event, end int64) timelines {
@@ -29,13 +31,13 @@ func buildTimelines(events []history.Event, end int64) timelines {
 	states := map[string]*clientState{}
 	stopHold := func(c string, s *clientState, t int64) {
 		if s.holding {
-			tl.holds = append(tl.holds, interval{c, s.holdSince, max(t, s.holdSince)})
+			tl.holds = append(tl.holds, interval{c, s.holdSince, max(t, s.holdSince), s.holdShared})
 			s.holding = false
 		}
 	}
 	stopWant := func(c string, s *clientState, t int64) {
 		if s.wanting {
-			tl.wants = append(tl.wants, interval{c, s.wantSince, max(t, s.wantSince)})
+			tl.wants = append(tl.wants, interval{client: c, start: s.wantSince, end: max(t, s.wantSince)})
 			s.wanting = false
 		}
 	}
@@ -63,7 +65,7 @@ func buildTimelines(events []history.Event, end int64) timelines {
 		case e.F == history.Acquire && e.Type == history.OK:
 			stopWant(c, s, e.Time)
 			if !s.holding {
-				s.holding, s.holdSince = true, e.Time
+				s.holding, s.holdSince, s.holdShared = true, e.Time, e.Role == "read"
 			}
 		case e.F == history.Acquire:
 			// fail or info: the client does not hold the lock and will try again.

@@ -40,9 +40,13 @@ const (
 	Pause = "pause" // nemesis: SIGSTOP of a process (invoke) until SIGCONT (ok)
 	Kill  = "kill"  // nemesis: SIGKILL of a process
 	Clock = "clock" // nemesis: a target's clock set to Offset and Rate (invoke), and back (ok)
-	Final = "final" // the resource's final register values, read by the controller after the clients stopped
-	Start = "start" // the run started (note)
-	End   = "end"   // the run ended (note); Error says why if it was cut short
+	// nemesis: a server SIGKILLed (invoke) and started again (ok)
+	CrashRestart = "crash-restart"
+	// nemesis: a client's links to Nodes cut (invoke) and healed (ok)
+	Partition = "partition"
+	Final     = "final" // the resource's final register values, read by the controller after the clients stopped
+	Start     = "start" // the run started (note)
+	End       = "end"   // the run ended (note); Error says why if it was cut short
 )
 
 // Process names that are not clients.
@@ -74,6 +78,11 @@ type Event struct {
 	// Registers holds per-register values and outcomes of a Read, Write or Final. The resource's
 	// own log has one Read or Write note per access (process "resource", Target the client).
 	Registers map[string]Register `json:"registers,omitempty"`
+	// Role is "read" on an acquire of a read/write lock's shared (read) side, "write" on its
+	// exclusive side; empty for plain mutexes. Readers may hold together.
+	Role string `json:"role,omitempty"`
+	// Nodes a partition cut the Target client off from (empty: every lock node).
+	Nodes []string `json:"nodes,omitempty"`
 	// Target names what a nemesis acted on, or the client a resource access came from.
 	Target string `json:"target,omitempty"`
 	// Point is the program point a client stopped at ("after-acquire", "before-write"), and Pass

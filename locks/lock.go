@@ -48,6 +48,9 @@ type Env struct {
 	// Clock is the client's own wall clock, which a scenario may skew: compute every time a
 	// design reasons about (expiry values, validity) through it, never with time.Now.
 	Clock clock.Clock
+	// Role is "read" or "write" for designs with shared (read) and exclusive (write) holds;
+	// empty for plain mutexes.
+	Role string
 	// Point marks a program point inside lock code where a scenario may stop the client (for
 	// example between sending commands and reading replies). Never nil.
 	Point func(name string)
@@ -61,6 +64,18 @@ func (e Env) Now() time.Time {
 	return e.Clock.Now()
 }
 
+// Services a design's nodes run.
+const (
+	Redis     = "redis"
+	ZooKeeper = "zookeeper"
+)
+
+// Roles of a read/write lock's clients.
+const (
+	ReadRole  = "read"
+	WriteRole = "write"
+)
+
 // Design describes a lock design: what it is, where it comes from, and how it fails.
 type Design struct {
 	Name         string
@@ -70,6 +85,8 @@ type Design struct {
 	Nodes        int      // independent lock-service nodes it needs
 	Expires      bool     // whether the lock frees itself after TTL
 	Reentrant    bool     // whether the holder may acquire again (the workload then nests once)
+	Service      string   // what its nodes run: Redis (default) or ZooKeeper; Env.Nodes are their client addresses
+	ReadWrite    bool     // readers share the lock, a writer holds it alone (Env.Role says which a client is)
 	Points       []string // program points inside its own code where a scenario may stop a client
 	Protects     string   // what it protects against
 	FailureModes []string // how it is known to fail

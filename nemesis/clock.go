@@ -23,17 +23,20 @@ func (n *Nemesis) clock(f Fault) {
 	if setter == nil {
 		start.Type, start.Error = history.Fail, "target has no clock to set"
 		n.stamp(start)
+		n.resumeAtPoint(f)
 		return
 	}
 	if err := setter.SetClock(f.Offset, f.Rate); err != nil {
 		start.Type, start.Error = history.Fail, err.Error()
 		n.stamp(start)
+		n.resumeAtPoint(f)
 		return
 	}
 	n.mu.Lock()
 	n.skewed[f.Target] = setter
 	n.mu.Unlock()
 	n.stamp(start)
+	n.resumeAtPoint(f)
 	end := history.Event{Process: history.Nemesis, Type: history.OK, F: history.Clock, Op: op, Target: f.Target}
 	if f.For > 0 {
 		wait(n.ctx, f.For)

@@ -24,13 +24,15 @@ type Target interface {
 
 // Fault kinds.
 const (
-	PauseFault = "pause"
-	KillFault  = "kill"
-	ClockFault = "clock"
+	PauseFault     = "pause"
+	KillFault      = "kill"
+	ClockFault     = "clock"
+	CrashFault     = "crash"     // kill a server, restart it after For
+	PartitionFault = "partition" // cut a client's links to Nodes for For
 )
 
 // Kinds lists the fault kinds a schedule may name.
-var Kinds = []string{PauseFault, KillFault, ClockFault}
+var Kinds = []string{PauseFault, KillFault, ClockFault, CrashFault, PartitionFault}
 
 // Fault is one planned fault.
 type Fault struct {
@@ -42,6 +44,7 @@ type Fault struct {
 	For        time.Duration // how long a pause lasts; how long a clock stays set (0: until healed)
 	Offset     time.Duration // clock faults: the target's clock becomes real time + Offset...
 	Rate       float64       // ...running at Rate (0 or 1: true speed)
+	Nodes      []string      // partitions: the lock nodes the Target client is cut off from (empty: all)
 }
 
 // Random is a Jepsen-style random package: every Interval on average, one fault of a kind drawn
@@ -70,10 +73,11 @@ type Nemesis struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu     sync.Mutex
-	op     int64
-	points map[pointKey]Fault
-	skewed map[string]ClockSetter // clocks set by a fault, reset by Heal
+	mu      sync.Mutex
+	op      int64
+	points  map[pointKey]Fault
+	skewed  map[string]ClockSetter // clocks set by a fault, reset by Heal
+	network Network
 }
 
 type pointKey struct {
@@ -200,6 +204,10 @@ func (n *Nemesis) apply(f Fault, alreadyStopped bool) {
 		n.kill(f)
 	case ClockFault:
 		n.clock(f)
+	case CrashFault:
+		n.crash(f)
+	case PartitionFault:
+		n.partition(f)
 	}
 }
 

@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"context"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -244,4 +245,115 @@ func TestPointFaultPlannedBeforeStartIsHonouredEvenIfReachedBeforeStart(t *testi
 	if ev := rec.all(); len(ev) != 2 || ev[0].F != history.Pause {
 		t.Fatalf("want one pause recorded, got %+v", ev)
 	}
+}
+
+// restartable is a real process that can be "restarted" by starting a new sleep.
+type restartable struct {
+	t        *testing.T
+	mu       sync.Mutex
+	p        *proc.Process
+	restarts int
+}
+
+func (r *restartable) cur() *proc.Process { r.mu.Lock(); defer r.mu.Unlock(); return r.p }
+func (r *restartable) Stop() error        { return r.cur().Stop() }
+func (r *restartable) Cont() error        { return r.cur().Cont() }
+func (r *restartable) Kill() error        { return r.cur().Kill() }
+func (r *restartable) Restart(context.Context) error {
+	p := sleeper(r.t)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.p, r.restarts = p, r.restarts+1
+	return nil
+}
+
+func TestCrashKillsTheServerAndRestartsItAfterItsDowntime(t *testing.T) {
+	r := &restartable{t: t, p: sleeper(t)}
+	first := r.cur()
+	rec := &recorder{}
+	n := New(map[string]Target{"n1": r}, rec.record)
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: CrashFault, Target: "n1", At: 10 * time.Millisecond, For: 200 * time.Millisecond}}})
+	select {
+	case <-first.Exited():
+	case <-time.After(2 * time.Second):
+		t.Fatal("crash did not kill the process")
+	}
+	time.Sleep(50 * time.Millisecond)
+	r.mu.Lock()
+	early := r.restarts
+	r.mu.Unlock()
+	if early != 0 {
+		t.Fatal("restarted before its downtime was over")
+	}
+	time.Sleep(300 * time.Millisecond)
+	n.Heal()
+	ev := rec.all()
+	if r.restarts != 1 || len(ev) != 2 || ev[0].F != history.CrashRestart || ev[1].Type != history.OK {
+		t.Fatalf("restarts=%d events=%+v", r.restarts, ev)
+	}
+	if down := time.Duration(ev[1].Time - ev[0].Time); down < 200*time.Millisecond {
+		t.Fatalf("down for %s, want at least 200ms", down)
+	}
+}
+
+type fakeNetwork struct {
+	mu  sync.Mutex
+	log []string
+}
+
+func (f *fakeNetwork) Cut(client string, nodes []string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.log = append(f.log, "cut "+client+" "+strings.Join(nodes, ","))
+	return nil
+}
+
+func (f *fakeNetwork) Heal(client string, nodes []string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.log = append(f.log, "heal "+client+" "+strings.Join(nodes, ","))
+	return nil
+}
+
+func (f *fakeNetwork) String() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.log, "; ")
+}
+
+func TestPartitionCutsThenHealsAndAnOpenEndedOneHealsAtHeal(t *testing.T) {
+	net := &fakeNetwork{}
+	rec := &recorder{}
+	n := New(map[string]Target{"client-1": sleeper(t), "client-2": sleeper(t)}, rec.record)
+	n.SetNetwork(net)
+	_ = n.Start(Schedule{Faults: []Fault{
+		{Kind: PartitionFault, Target: "client-1", Nodes: []string{"n4", "n5"}, At: 0, For: 50 * time.Millisecond},
+		{Kind: PartitionFault, Target: "client-2", At: 0}, // until healed
+	}})
+	time.Sleep(150 * time.Millisecond)
+	got := net.String()
+	if !strings.Contains(got, "cut client-1 n4,n5") || !strings.Contains(got, "heal client-1 n4,n5") || strings.Contains(got, "heal client-2") {
+		t.Fatalf("before heal: %s", got)
+	}
+	n.Heal()
+	if !strings.Contains(net.String(), "heal client-2 ") {
+		t.Fatalf("Heal left client-2 cut off: %s", net.String())
+	}
+	if ev := rec.all(); len(ev) != 4 || ev[0].F != history.Partition {
+		t.Fatalf("recorded: %+v", ev)
+	}
+}
+
+func TestPartitionAtAProgramPointLetsTheClientGoOn(t *testing.T) {
+	p := sleeper(t)
+	n := New(map[string]Target{"client-1": p}, func(history.Event) {})
+	n.SetNetwork(&fakeNetwork{})
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: PartitionFault, Target: "client-1", Point: "after-acquire", Occurrence: 1, For: time.Second}}})
+	_ = p.Stop()
+	n.Stopped("client-1", "after-acquire", 1)
+	time.Sleep(100 * time.Millisecond)
+	if s := state(t, p); s == 'T' {
+		t.Fatal("the client stayed frozen after a partition at its program point")
+	}
+	n.Heal()
 }

@@ -38,6 +38,16 @@ func (n *Nemesis) kill(f Fault) {
 	n.stamp(end)
 }
 
+// resumeAtPoint lets a client that stopped itself at a program point go on once a fault other
+// than a pause or kill has taken effect there (a partition or clock step "right after acquire").
+func (n *Nemesis) resumeAtPoint(f Fault) {
+	if f.Point != "" {
+		if t := n.target(f.Target); t != nil {
+			_ = t.Cont()
+		}
+	}
+}
+
 func (n *Nemesis) stamp(e history.Event) {
 	e.Time = history.Now()
 	n.record(e)

@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/proc"
 	"github.com/lockcheck/lockcheck/nemesis"
@@ -99,12 +98,12 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 	if err != nil {
 		return err
 	}
-	c, err := cluster.Start(ctx, cluster.Options{Dir: absDir, LockNodes: sc.Nodes, Clients: clients, Logger: o.Logger})
+	svc, err := startServices(ctx, sc, absDir, clients, o.Logger)
 	if err != nil {
 		note(history.End, history.Event{Error: err.Error()})
-		return fmt.Errorf("start cluster: %w", err)
+		return fmt.Errorf("start servers: %w", err)
 	}
-	defer c.Stop()
+	defer svc.stop()
 
 	logDir := filepath.Join(dir, "logs")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
@@ -112,15 +111,12 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 	}
 	note(history.Start, history.Event{Duration: int64(sc.Duration.D())})
 
-	targets := map[string]nemesis.Target{}
-	for _, n := range c.Nodes {
-		targets[n.Name] = n.Process()
-	}
 	sched := schedule(sc)
 	workers := make([]*workloads.Worker, 0, len(clients))
 	var finishing sync.Map // client name -> true once we asked it to finish
 	var pumps sync.WaitGroup
-	nem := nemesis.New(targets, record)
+	nem := nemesis.New(svc.targets(), record)
+	nem.SetNetwork(network{svc})
 	nem.Plan(sched) // before any client can reach a program point
 	defer nem.Heal()
 	for i, name := range clients {
@@ -129,7 +125,7 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 			return err
 		}
 		defer logFile.Close()
-		w, err := workloads.Spawn(o.Worker, o.WorkerEnv, workerConfig(sc, c, name, i), logFile)
+		w, err := workloads.Spawn(o.Worker, o.WorkerEnv, workerConfig(sc, svc, name, i), logFile)
 		if err != nil {
 			note(history.End, history.Event{Error: err.Error()})
 			return err
@@ -180,7 +176,7 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 		pumps.Wait()
 	}
 
-	recordResource(ctx, c.Resource.Addr, record, o.Logger)
+	recordResource(ctx, svc.resourceDirect(), record, o.Logger)
 	end := history.Event{}
 	if interrupted {
 		end.Error = ErrInterrupted.Error()
@@ -235,11 +231,13 @@ func recordResource(ctx context.Context, addr string, record func(history.Event)
 	}
 }
 
-func workerConfig(sc *scenarios.Scenario, c *cluster.Cluster, client string, i int) workloads.Config {
+func workerConfig(sc *scenarios.Scenario, svc *services, client string, i int) workloads.Config {
 	cfg := workloads.Config{
 		Client:   client,
 		Lock:     sc.Lock,
-		Resource: c.Link(client, "resource").Addr(),
+		Nodes:    svc.lockAddrs(client),
+		Role:     sc.Role(client),
+		Resource: svc.resourceAddr(client),
 		Key:      LockKey,
 		TTL:      sc.TTL.D(),
 		Seed:     sc.Seed*1000 + int64(i),
@@ -254,9 +252,6 @@ func workerConfig(sc *scenarios.Scenario, c *cluster.Cluster, client string, i i
 			Timeout:        sc.Workload.Timeout.D(),
 			Reentrant:      sc.Workload.Reentrant,
 		},
-	}
-	for _, n := range sc.NodeNames() {
-		cfg.Nodes = append(cfg.Nodes, c.Link(client, n).Addr())
 	}
 	for _, f := range sc.Nemesis {
 		if f.Random == nil && f.Point != "" && f.Target == client {
@@ -275,7 +270,7 @@ func schedule(sc *scenarios.Scenario) nemesis.Schedule {
 			continue
 		}
 		s.Faults = append(s.Faults, nemesis.Fault{Kind: f.Fault, Target: f.Target, At: f.At.D(),
-			Point: f.Point, Occurrence: f.Occurrence, For: f.For.D(), Offset: f.Offset.D(), Rate: f.Rate})
+			Point: f.Point, Occurrence: f.Occurrence, For: f.For.D(), Offset: f.Offset.D(), Rate: f.Rate, Nodes: f.Nodes})
 	}
 	return s
 }

@@ -215,6 +215,12 @@ func (s *Scenario) validate() []*Error {
 	if w.BackoffMax < w.BackoffMin {
 		bad("workload.backoff_max", "%s is below backoff_min %s", w.BackoffMax.D(), w.BackoffMin.D())
 	}
+	if err == nil && s.Workload.Readers > 0 && !design.ReadWrite {
+		bad("workload.readers", "%s is not a read/write lock", s.Lock)
+	}
+	if s.Workload.Readers > s.Clients {
+		bad("workload.readers", "%d readers but only %d clients", s.Workload.Readers, s.Clients)
+	}
 	if err == nil && s.Workload.Reentrant && !design.Reentrant {
 		bad("workload.reentrant", "%s is not reentrant", s.Lock)
 	}
@@ -270,6 +276,29 @@ func (s *Scenario) validate() []*Error {
 		}
 		if f.Rate < 0 {
 			bad(p+".rate", "a clock rate must be positive, got %v", f.Rate)
+		}
+		isClient := strings.HasPrefix(f.Target, "client-")
+		switch f.Fault {
+		case nemesis.CrashFault:
+			if isClient {
+				bad(p+".target", "crash restarts a server; to end a client use kill")
+			}
+		case nemesis.PartitionFault:
+			if !isClient {
+				bad(p+".target", "a partition cuts a client's links: target a client and list the nodes it loses")
+			}
+			for _, node := range f.Nodes {
+				if !contains(s.NodeNames(), node) {
+					bad(p+".nodes", "no such lock node %q; this scenario has: %s", node, strings.Join(s.NodeNames(), ", "))
+				}
+			}
+		case nemesis.KillFault:
+			if !isClient {
+				bad(p+".target", "kill ends a client; to kill and restart a server use crash")
+			}
+		}
+		if len(f.Nodes) > 0 && f.Fault != nemesis.PartitionFault {
+			bad(p+".nodes", "nodes belong to partition faults only")
 		}
 	}
 	for name, c := range s.Clocks {
@@ -331,16 +360,53 @@ func (s *Scenario) ClientNames() []string {
 	return out
 }
 
-// NodeNames lists the lock-service nodes, n1 first.
+// NodeNames lists the lock-service nodes: n1.. for Redis, zk1.. for ZooKeeper.
 func (s *Scenario) NodeNames() []string {
+	prefix := "n"
+	if s.Service() == locks.ZooKeeper {
+		prefix = "zk"
+	}
 	var out []string
 	for i := 1; i <= s.Nodes; i++ {
-		out = append(out, fmt.Sprintf("n%d", i))
+		out = append(out, fmt.Sprintf("%s%d", prefix, i))
 	}
 	return out
 }
 
-func (s *Scenario) targets() []string { return append(s.ClientNames(), s.NodeNames()...) }
+// Service is what the lock's nodes run (locks.Redis or locks.ZooKeeper).
+func (s *Scenario) Service() string {
+	if d, err := locks.Get(s.Lock); err == nil && d.Service != "" {
+		return d.Service
+	}
+	return locks.Redis
+}
+
+// Leader names whichever ZooKeeper server leads when a fault strikes.
+const Leader = "leader"
+
+func (s *Scenario) targets() []string {
+	t := append(s.ClientNames(), s.NodeNames()...)
+	if s.Service() == locks.ZooKeeper {
+		t = append(t, Leader)
+	}
+	return t
+}
+
+// Role is a client's side of a read/write lock ("" for plain mutexes).
+func (s *Scenario) Role(client string) string {
+	if d, err := locks.Get(s.Lock); err != nil || !d.ReadWrite {
+		return ""
+	}
+	for i, c := range s.ClientNames() {
+		if c == client {
+			if i < s.Workload.Readers {
+				return locks.ReadRole
+			}
+			return locks.WriteRole
+		}
+	}
+	return ""
+}
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

@@ -45,6 +45,7 @@ type Workload struct {
 	BackoffMax     Duration `yaml:"backoff_max"`
 	Timeout        Duration `yaml:"timeout"`
 	Reentrant      bool     `yaml:"reentrant"` // nest one acquire/release inside each hold (reentrant designs only)
+	Readers        int      `yaml:"readers"`   // read/write designs: client-1..client-N read, the others write
 }
 
 // Fault is one entry of the nemesis list: either a planned fault (Fault set) or a random package
@@ -58,6 +59,7 @@ type Fault struct {
 	For        Duration `yaml:"for"`        // pause length; how long a clock stays set (0: until the end)
 	Offset     Signed   `yaml:"offset"`     // clock: the target's clock becomes real time + offset...
 	Rate       float64  `yaml:"rate"`       // ...running at rate (1 = true speed)
+	Nodes      []string `yaml:"nodes"`      // partition: the lock nodes the target client loses (default: all)
 	Random     *Random  `yaml:"random"`
 }
 

@@ -29,6 +29,7 @@ var Points = []string{AfterAcquire, BeforeWrite, AfterValidityCheck}
 const Stopped = "stopped"
 
 // Workload shapes each client's loop: acquire → read every register → hold → write → release.
+// A reader of a read/write lock stops after the hold: its section is read-only.
 type Workload struct {
 	Hold           time.Duration `json:"hold"`            // time between the read and the write: the "work" done under the lock
 	Think          time.Duration `json:"think"`           // pause between releasing and trying again (0 lets a releaser win again at once)
@@ -58,6 +59,7 @@ type Config struct {
 	Workload Workload      `json:"workload"`
 	StopAt   []StopAt      `json:"stop_at,omitempty"`
 	Clock    ClockSetting  `json:"clock"`
+	Role     string        `json:"role,omitempty"` // "read" or "write" for read/write designs: readers only read
 	Seed     int64         `json:"seed"`
 }
 

@@ -91,7 +91,7 @@ func newWorker(cfg Config, out io.Writer, logger *slog.Logger) (*worker, error) 
 	}
 	w.lock, err = design.New(locks.Env{
 		Client: cfg.Client, Nodes: cfg.Nodes, Key: cfg.Key, TTL: cfg.TTL,
-		Timeout: cfg.Workload.Timeout, Point: w.point, Clock: w.clock,
+		Timeout: cfg.Workload.Timeout, Point: w.point, Clock: w.clock, Role: cfg.Role,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("worker %s: build lock %s: %w", cfg.Client, cfg.Lock, err)
@@ -183,7 +183,7 @@ func (w *worker) acquire(stop context.Context) (*int64, bool) {
 		cancel()
 		switch {
 		case err == nil:
-			w.complete(op, history.OK, history.Acquire, history.Event{Token: token})
+			w.complete(op, history.OK, history.Acquire, history.Event{Token: token, Role: w.cfg.Role})
 			return token, true
 		case !errors.Is(err, locks.ErrBusy):
 			unknown = err
@@ -269,6 +269,9 @@ func (w *worker) criticalSection(token *int64) {
 	w.complete(op, history.OK, history.Read, history.Event{CS: cs, Token: token, Registers: read})
 
 	time.Sleep(w.cfg.Workload.Hold)
+	if w.cfg.Role == locks.ReadRole {
+		return // a reader's section is read-only
+	}
 	w.point(BeforeWrite)
 	if !w.stillValid() {
 		return // the read stays in the history as a read-only access
