@@ -3,6 +3,9 @@ package locks
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -148,6 +151,29 @@ func TestEveryDesignDescribesItself(t *testing.T) {
 	for _, d := range All() {
 		if d.Summary == "" || d.Source == "" || d.Token == "" || d.Nodes < 1 || len(d.FailureModes) == 0 || len(d.Scenarios) == 0 || d.New == nil {
 			t.Errorf("design %s is missing part of its registry entry: %+v", d.Name, d)
+		}
+	}
+}
+
+// Every scenario a registry entry names must exist, and every shipped scenario's lock must list it.
+func TestRegistryScenariosExist(t *testing.T) {
+	listed := map[string]bool{}
+	for _, d := range All() {
+		for _, s := range d.Scenarios {
+			listed[d.Name+" "+s] = true
+			if _, err := os.Stat(filepath.Join("..", "scenarios", s+".yaml")); err != nil {
+				t.Errorf("%s names scenario %s, which does not exist", d.Name, s)
+			}
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join("..", "scenarios", "*.yaml"))
+	lockLine := regexp.MustCompile(`(?m)^lock:\s*(\S+)`)
+	for _, f := range files {
+		src, _ := os.ReadFile(f)
+		m := lockLine.FindSubmatch(src)
+		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		if m != nil && !listed[string(m[1])+" "+name] {
+			t.Errorf("scenario %s runs %s, whose registry entry does not list it", name, m[1])
 		}
 	}
 }
