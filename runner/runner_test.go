@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/workloads"
 )
@@ -61,14 +62,18 @@ func TestShippedScenariosReachTheirExpectedVerdicts(t *testing.T) {
 			if again.Verdict.Summary != res.Verdict.Summary || !again.Matches {
 				t.Fatalf("re-check disagrees:\nrun:   %s\ncheck: %s", res.Verdict.Summary, again.Verdict.Summary)
 			}
-			assertRunFolder(t, res.Dir)
+			assertRunFolder(t, sc, res.Dir)
 		})
 	}
 }
 
-func assertRunFolder(t *testing.T, dir string) {
+func assertRunFolder(t *testing.T, sc *scenarios.Scenario, dir string) {
 	t.Helper()
-	for _, f := range []string{HistoryFile, ScenarioFile, VerdictFile, "servers/n1/redis.log", "servers/resource/redis.log", "logs/client-1.log"} {
+	nodeLog := "servers/n1/redis.log"
+	if sc.Service() == locks.ZooKeeper {
+		nodeLog = "servers/zk1/zookeeper.log"
+	}
+	for _, f := range []string{HistoryFile, ScenarioFile, VerdictFile, nodeLog, "servers/resource/redis.log", "logs/client-1.log"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("run folder lacks %s: %v", f, err)
 		}
