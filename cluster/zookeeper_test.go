@@ -46,32 +46,11 @@ func startZK(t *testing.T, servers int, clients ...string) *ZooKeeper {
 		if err := z.Stop(); err != nil {
 			t.Errorf("Stop: %v", err)
 		}
-		if pids := javaProcessesUnder(dir); len(pids) > 0 {
+		if pids := proc.Mentioning(dir); len(pids) > 0 {
 			t.Errorf("java processes of this ensemble left after Stop: %v", pids)
 		}
 	})
 	return z
-}
-
-// javaProcessesUnder lists the live processes whose command line mentions dir (our servers'
-// zoo.cfg paths are under it).
-func javaProcessesUnder(dir string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !strings.Contains(string(b), dir) {
-			continue
-		}
-		if st, err := proc.StateOf(pid); err == nil && st != 'Z' {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
 
 // zkEvents records a go-zookeeper connection's session events.

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -36,31 +33,11 @@ func zkStandalone(t *testing.T, clients ...string) *cluster.ZooKeeper {
 		if err := z.Stop(); err != nil {
 			t.Errorf("stop ZooKeeper: %v", err)
 		}
-		if pids := zkJavaLeft(dir); len(pids) > 0 {
+		if pids := proc.Mentioning(dir); len(pids) > 0 {
 			t.Errorf("java processes left after Stop: %v", pids)
 		}
 	})
 	return z
-}
-
-// zkJavaLeft lists live processes whose command line mentions dir.
-func zkJavaLeft(dir string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !strings.Contains(string(b), dir) {
-			continue
-		}
-		if st, err := proc.StateOf(pid); err == nil && st != 'Z' {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
 
 // newZKLock builds client's lock of design on key, reaching z through client's links.

@@ -277,3 +277,24 @@ func KillAll() error {
 	}
 	return nil
 }
+
+// Mentioning lists the live (not zombie) processes whose command line contains s, e.g. a run
+// folder: how tests prove that nothing they started is left running.
+func Mentioning(s string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !bytes.Contains(cmdline, []byte(s)) {
+			continue
+		}
+		if st, err := StateOf(pid); err == nil && st != 'Z' {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
