@@ -44,9 +44,11 @@ const (
 	CrashRestart = "crash-restart"
 	// nemesis: a client's links to Nodes cut (invoke) and healed (ok)
 	Partition = "partition"
-	Final     = "final" // the resource's final register values, read by the controller after the clients stopped
-	Start     = "start" // the run started (note)
-	End       = "end"   // the run ended (note); Error says why if it was cut short
+	// nemesis: a client's links to Nodes delayed by Offset nanoseconds (invoke) and healed (ok)
+	Delay = "delay"
+	Final = "final" // the resource's final register values, read by the controller after the clients stopped
+	Start = "start" // the run started (note)
+	End   = "end"   // the run ended (note); Error says why if it was cut short
 )
 
 // Process names that are not clients.

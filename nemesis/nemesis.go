@@ -29,10 +29,11 @@ const (
 	ClockFault     = "clock"
 	CrashFault     = "crash"     // kill a server, restart it after For
 	PartitionFault = "partition" // cut a client's links to Nodes for For
+	DelayFault     = "delay"     // hold a client's traffic to Nodes back by Latency ± Jitter for For
 )
 
 // Kinds lists the fault kinds a schedule may name.
-var Kinds = []string{PauseFault, KillFault, ClockFault, CrashFault, PartitionFault}
+var Kinds = []string{PauseFault, KillFault, ClockFault, CrashFault, PartitionFault, DelayFault}
 
 // Fault is one planned fault.
 type Fault struct {
@@ -44,7 +45,9 @@ type Fault struct {
 	For        time.Duration // how long a pause lasts; how long a clock stays set (0: until healed)
 	Offset     time.Duration // clock faults: the target's clock becomes real time + Offset...
 	Rate       float64       // ...running at Rate (0 or 1: true speed)
-	Nodes      []string      // partitions: the lock nodes the Target client is cut off from (empty: all)
+	Nodes      []string      // partitions and delays: the Target client's links they act on (empty: every lock node)
+	Latency    time.Duration // delays: how long each byte is held back...
+	Jitter     time.Duration // ...give or take this much
 }
 
 // Random is a Jepsen-style random package: every Interval on average, one fault of a kind drawn
@@ -208,6 +211,8 @@ func (n *Nemesis) apply(f Fault, alreadyStopped bool) {
 		n.crash(f)
 	case PartitionFault:
 		n.partition(f)
+	case DelayFault:
+		n.delay(f)
 	}
 }
 

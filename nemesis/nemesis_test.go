@@ -315,6 +315,13 @@ func (f *fakeNetwork) Heal(client string, nodes []string) error {
 	return nil
 }
 
+func (f *fakeNetwork) Delay(client string, nodes []string, latency, jitter time.Duration) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.log = append(f.log, "delay "+client+" "+strings.Join(nodes, ",")+" "+latency.String())
+	return nil
+}
+
 func (f *fakeNetwork) String() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -5,12 +5,20 @@ package nemesis
 // connection, and other clients' links to the same nodes are untouched (asymmetric partitions,
 // K8).
 
-import "github.com/lockcheck/lockcheck/history"
+import (
+	"time"
 
-// Network cuts and heals a client's links to nodes; nodes empty means every lock node.
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Network cuts, delays and heals a client's links to nodes; nodes empty means every lock node
+// ("resource" names the protected resource's link).
 type Network interface {
 	Cut(client string, nodes []string) error
 	Heal(client string, nodes []string) error
+	// Delay holds every byte the client sends on those links for latency ± jitter: a request sent
+	// in time arrives late (K4). Heal removes it; data held back is then delivered.
+	Delay(client string, nodes []string, latency, jitter time.Duration) error
 }
 
 // SetNetwork gives the nemesis the links it may cut.
@@ -21,19 +29,29 @@ func (n *Nemesis) SetNetwork(net Network) {
 }
 
 func (n *Nemesis) partition(f Fault) {
+	n.linkFault(f, history.Partition, func(net Network) error { return net.Cut(f.Target, f.Nodes) })
+}
+
+func (n *Nemesis) delay(f Fault) {
+	n.linkFault(f, history.Delay, func(net Network) error { return net.Delay(f.Target, f.Nodes, f.Latency, f.Jitter) })
+}
+
+// linkFault applies a fault to a client's links, keeps it for For (or until the run heals) and
+// heals the links.
+func (n *Nemesis) linkFault(f Fault, name string, apply func(Network) error) {
 	n.mu.Lock()
 	net := n.network
 	n.mu.Unlock()
 	op := n.nextOp()
-	start := history.Event{Process: history.Nemesis, Type: history.Invoke, F: history.Partition, Op: op,
-		Target: f.Target, Nodes: f.Nodes, Point: f.Point, Duration: int64(f.For)}
+	start := history.Event{Process: history.Nemesis, Type: history.Invoke, F: name, Op: op,
+		Target: f.Target, Nodes: f.Nodes, Point: f.Point, Duration: int64(f.For), Offset: int64(f.Latency)}
 	if net == nil {
 		start.Type, start.Error = history.Fail, "no network to cut"
 		n.stamp(start)
 		n.resumeAtPoint(f)
 		return
 	}
-	if err := net.Cut(f.Target, f.Nodes); err != nil {
+	if err := apply(net); err != nil {
 		start.Type, start.Error = history.Fail, err.Error()
 		_ = net.Heal(f.Target, f.Nodes)
 		n.stamp(start)
@@ -47,7 +65,7 @@ func (n *Nemesis) partition(f Fault) {
 	} else {
 		<-n.ctx.Done() // cut until the run heals
 	}
-	end := history.Event{Process: history.Nemesis, Type: history.OK, F: history.Partition, Op: op, Target: f.Target, Nodes: f.Nodes}
+	end := history.Event{Process: history.Nemesis, Type: history.OK, F: name, Op: op, Target: f.Target, Nodes: f.Nodes}
 	if err := net.Heal(f.Target, f.Nodes); err != nil {
 		end.Type, end.Error = history.Info, "heal: "+err.Error()
 	}

@@ -270,7 +270,8 @@ func schedule(sc *scenarios.Scenario) nemesis.Schedule {
 			continue
 		}
 		s.Faults = append(s.Faults, nemesis.Fault{Kind: f.Fault, Target: f.Target, At: f.At.D(),
-			Point: f.Point, Occurrence: f.Occurrence, For: f.For.D(), Offset: f.Offset.D(), Rate: f.Rate, Nodes: f.Nodes})
+			Point: f.Point, Occurrence: f.Occurrence, For: f.For.D(), Offset: f.Offset.D(), Rate: f.Rate, Nodes: f.Nodes,
+			Latency: f.Latency.D(), Jitter: f.Jitter.D()})
 	}
 	return s
 }

@@ -74,7 +74,7 @@ func (s *services) resourceAddr(client string) string {
 func (s *services) resourceDirect() string { return s.redis.Resource.Addr }
 
 func (s *services) link(client, node string) *cluster.Link {
-	if s.zookeeper != nil {
+	if s.zookeeper != nil && node != cluster.ResourceNode {
 		return s.zookeeper.Link(client, node)
 	}
 	return s.redis.Link(client, node)
@@ -177,6 +177,19 @@ func (n network) Cut(client string, nodes []string) error {
 	return n.each(client, nodes, (*cluster.Link).Cut)
 }
 
+// Heal undoes cuts and delays alike.
 func (n network) Heal(client string, nodes []string) error {
-	return n.each(client, nodes, (*cluster.Link).Heal)
+	return n.each(client, nodes, func(l *cluster.Link) error {
+		return errors.Join(l.RemoveToxics(), l.Heal())
+	})
+}
+
+// delayToxic holds back what the client sends (upstream: client to server), so a request sent in
+// time arrives late.
+const delayToxic = `{"name":"lockcheck-delay","type":"latency","stream":"upstream","toxicity":1,"attributes":{"latency":%d,"jitter":%d}}`
+
+func (n network) Delay(client string, nodes []string, latency, jitter time.Duration) error {
+	return n.each(client, nodes, func(l *cluster.Link) error {
+		return l.AddToxic(fmt.Sprintf(delayToxic, latency.Milliseconds(), jitter.Milliseconds()))
+	})
 }

@@ -283,22 +283,29 @@ func (s *Scenario) validate() []*Error {
 			if isClient {
 				bad(p+".target", "crash restarts a server; to end a client use kill")
 			}
-		case nemesis.PartitionFault:
+		case nemesis.PartitionFault, nemesis.DelayFault:
 			if !isClient {
-				bad(p+".target", "a partition cuts a client's links: target a client and list the nodes it loses")
+				bad(p+".target", "a %s acts on a client's links: target a client and list the nodes (or resource)", f.Fault)
 			}
+			links := append(s.NodeNames(), "resource")
 			for _, node := range f.Nodes {
-				if !contains(s.NodeNames(), node) {
-					bad(p+".nodes", "no such lock node %q; this scenario has: %s", node, strings.Join(s.NodeNames(), ", "))
+				if !contains(links, node) {
+					bad(p+".nodes", "no such link %q; this scenario has: %s", node, strings.Join(links, ", "))
 				}
+			}
+			if f.Fault == nemesis.DelayFault && f.Latency == 0 {
+				bad(p+".latency", "a delay needs a latency (e.g. latency: 1s)")
 			}
 		case nemesis.KillFault:
 			if !isClient {
 				bad(p+".target", "kill ends a client; to kill and restart a server use crash")
 			}
 		}
-		if len(f.Nodes) > 0 && f.Fault != nemesis.PartitionFault {
-			bad(p+".nodes", "nodes belong to partition faults only")
+		if len(f.Nodes) > 0 && f.Fault != nemesis.PartitionFault && f.Fault != nemesis.DelayFault {
+			bad(p+".nodes", "nodes belong to partition and delay faults only")
+		}
+		if (f.Latency != 0 || f.Jitter != 0) && f.Fault != nemesis.DelayFault {
+			bad(p+".latency", "latency and jitter belong to delay faults only")
 		}
 	}
 	for name, c := range s.Clocks {

@@ -93,6 +93,10 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 			[]string{"nemesis[0].target:", "no such target \"leader\""}},
 		{"readers on a mutex", [2]string{"duration: 2s\n", "duration: 2s\nworkload: {readers: 1}\n"},
 			[]string{"workload.readers:", "not a read/write lock"}},
+		{"delay without latency", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s", "fault: delay\n    target: client-1\n    nodes: [resource]\n    at: 1s"},
+			[]string{"nemesis[0].latency:", "needs a latency"}},
+		{"latency on a pause", [2]string{"    for: 1s\n", "    for: 1s\n    latency: 1s\n"},
+			[]string{"nemesis[0].latency:", "delay faults only"}},
 		{"lease without ttl", [2]string{"ttl: 500ms\n", ""},
 			[]string{"ttl:", "give it a ttl"}},
 	}

@@ -59,7 +59,9 @@ type Fault struct {
 	For        Duration `yaml:"for"`        // pause length; how long a clock stays set (0: until the end)
 	Offset     Signed   `yaml:"offset"`     // clock: the target's clock becomes real time + offset...
 	Rate       float64  `yaml:"rate"`       // ...running at rate (1 = true speed)
-	Nodes      []string `yaml:"nodes"`      // partition: the lock nodes the target client loses (default: all)
+	Nodes      []string `yaml:"nodes"`      // partition, delay: the target client's links to these (lock nodes or "resource"; default: every lock node)
+	Latency    Duration `yaml:"latency"`    // delay: each byte the client sends is held back this long...
+	Jitter     Duration `yaml:"jitter"`     // ...give or take this much
 	Random     *Random  `yaml:"random"`
 }
 
