@@ -1,5 +1,6 @@
 // Package cluster starts and stops the real servers of a run — for now independent redis-server
-// primaries for the lock and one for the protected resource — and puts an in-process toxiproxy
+// primaries for the lock (each under libfaketime, so its clock can be set, and with optional AOF
+// persistence) and one for the protected resource — and puts an in-process toxiproxy
 // proxy on every (client, server) link, so faults can be injected per link (asymmetric
 // partitions, latency) as well as per process (pause, kill, restart).
 //
@@ -30,6 +31,10 @@ type Options struct {
 	LockNodes int          // independent redis primaries for the lock, named "n1".."nN"
 	Clients   []string     // client names; one proxy per (client, lock node) and per (client, "resource")
 	Logger    *slog.Logger // nil: quiet
+	// Persistence of the lock nodes (the resource never persists): "" or "none" (nothing
+	// survives a restart), "aof-everysec" or "aof-always" (the AOF in the node's data dir, kept
+	// across Restart, is reloaded). See PersistenceModes.
+	Persistence string
 }
 
 // Cluster is a started set of servers and their proxies.
@@ -55,6 +60,9 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	if o.LockNodes < 0 {
 		return nil, fmt.Errorf("cluster: LockNodes = %d", o.LockNodes)
+	}
+	if err := CheckPersistence(o.Persistence); err != nil {
+		return nil, fmt.Errorf("cluster: Persistence: %w", err)
 	}
 	seen := map[string]bool{}
 	for _, c := range o.Clients {
@@ -85,8 +93,14 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
+		// Lock nodes run under libfaketime (settable clocks) with the chosen persistence; the
+		// resource keeps the true clock and persists nothing.
+		cfg := redisConfig{persistence: o.Persistence, faketime: true}
+		if name == ResourceNode {
+			cfg = redisConfig{}
+		}
 		wg.Go(func() {
-			servers[i], errs[i] = startRedis(ctx, name, filepath.Join(o.Dir, "servers", name), logger)
+			servers[i], errs[i] = startRedis(ctx, name, filepath.Join(o.Dir, "servers", name), logger, cfg)
 		})
 	}
 	wg.Wait()

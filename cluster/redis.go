@@ -37,8 +37,17 @@ type Redis struct {
 	Dir     string // its data dir; also holds LogFile
 	LogFile string
 
-	port   int
-	logger *slog.Logger
+	port        int
+	logger      *slog.Logger
+	persistence string // one of PersistenceNone, PersistenceAOFEverysec, PersistenceAOFAlways
+
+	// The clock (faketime.go). faketimeFile is the libfaketime timestamp file, "" when the
+	// process does not run under libfaketime (the resource; a lock node when noClock says why).
+	faketimeFile string
+	noClock      error
+	clockMu      sync.Mutex   // serialises writes of faketimeFile
+	clock        clockSetting // what SetClock last asked for
+	procStart    time.Time    // when the current process was started (libfaketime's start time)
 
 	restartMu sync.Mutex // serialises Restart and stop
 
@@ -55,9 +64,10 @@ func (r *Redis) Process() *proc.Process {
 	return r.p
 }
 
-// Restart starts redis-server again on the same port with the same options and waits until it
-// answers PING. A process still running is killed first (a crash-restart). The data set starts
-// empty: nothing is persisted.
+// Restart starts redis-server again on the same port with the same options, data dir and clock,
+// and waits until it answers PING. A process still running is killed first (a crash-restart,
+// SIGKILL). Without persistence the data set starts empty; with AOF (lock nodes with
+// Options.Persistence) redis-server reloads what reached its AOF file before the kill.
 func (r *Redis) Restart(ctx context.Context) error {
 	r.restartMu.Lock()
 	defer r.restartMu.Unlock()
@@ -80,12 +90,71 @@ func (r *Redis) Restart(ctx context.Context) error {
 	return err
 }
 
+// Persistence modes of lock nodes (Options.Persistence).
+const (
+	PersistenceNone        = "none"         // no RDB, no AOF: a restart forgets everything
+	PersistenceAOFEverysec = "aof-everysec" // AOF, fsync once a second
+	PersistenceAOFAlways   = "aof-always"   // AOF, fsync before each reply
+)
+
+// PersistenceModes lists the valid Options.Persistence values ("" means PersistenceNone).
+var PersistenceModes = []string{PersistenceNone, PersistenceAOFEverysec, PersistenceAOFAlways}
+
+// CheckPersistence says whether p is a valid Options.Persistence, listing the valid ones if not.
+func CheckPersistence(p string) error {
+	if p == "" {
+		return nil
+	}
+	for _, m := range PersistenceModes {
+		if p == m {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown persistence %q; valid: %s (or empty: none)", p, strings.Join(PersistenceModes, ", "))
+}
+
+// persistenceArgs are redis-server's options for a persistence mode. RDB snapshots are always off:
+// what survives a restart is what the AOF holds, nothing else.
+func persistenceArgs(p string) []string {
+	switch p {
+	case PersistenceAOFEverysec:
+		return []string{"--save", "", "--appendonly", "yes", "--appendfsync", "everysec"}
+	case PersistenceAOFAlways:
+		return []string{"--save", "", "--appendonly", "yes", "--appendfsync", "always"}
+	default:
+		return []string{"--save", "", "--appendonly", "no"}
+	}
+}
+
+// redisConfig is how one server runs.
+type redisConfig struct {
+	persistence string // "" or a PersistenceModes value
+	faketime    bool   // run under libfaketime with a settable clock (lock nodes)
+}
+
 // startRedis creates dir and starts a redis-server in it on a free port.
-func startRedis(ctx context.Context, name, dir string, logger *slog.Logger) (*Redis, error) {
+func startRedis(ctx context.Context, name, dir string, logger *slog.Logger, cfg redisConfig) (*Redis, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	r := &Redis{Name: name, Dir: dir, LogFile: filepath.Join(dir, "redis.log"), logger: logger}
+	if err := CheckPersistence(cfg.persistence); err != nil {
+		return nil, fmt.Errorf("redis %s: %w", name, err)
+	}
+	if cfg.persistence == "" {
+		cfg.persistence = PersistenceNone
+	}
+	r := &Redis{Name: name, Dir: dir, LogFile: filepath.Join(dir, "redis.log"), logger: logger, persistence: cfg.persistence}
+	if cfg.faketime {
+		if err := CheckFaketime(); err != nil {
+			r.noClock = err
+			logger.Warn("lock node starts without libfaketime: its clock cannot be set", "name", name, "err", err)
+		} else {
+			r.faketimeFile = filepath.Join(dir, faketimeFileName)
+			if err := writeFileAtomic(r.faketimeFile, clockSetting{}.spec(time.Now())); err != nil {
+				return nil, fmt.Errorf("redis %s: clock file: %w", name, err)
+			}
+		}
+	}
 	var err error
 	for i := 0; i < portAttempts; i++ {
 		var port int
@@ -135,16 +204,23 @@ func (r *Redis) launch(ctx context.Context) error {
 		return err
 	}
 	logStart, _ := logf.Seek(0, io.SeekEnd)
-	cmd := exec.Command("redis-server",
-		"--port", strconv.Itoa(r.port),
-		"--bind", "127.0.0.1",
-		"--save", "",
-		"--appendonly", "no",
-		"--daemonize", "no",
-		"--dir", r.Dir,
-		"--logfile", r.LogFile,
-	)
+	args := []string{"--port", strconv.Itoa(r.port), "--bind", "127.0.0.1"}
+	args = append(args, persistenceArgs(r.persistence)...)
+	args = append(args, "--daemonize", "no", "--dir", r.Dir, "--logfile", r.LogFile)
+	cmd := exec.Command("redis-server", args...)
 	cmd.Dir = r.Dir
+	if r.faketimeFile != "" {
+		// The clock file is written for a process starting now; libfaketime takes its start time
+		// a few milliseconds later, which shifts a clock running at rate R by times that.
+		r.clockMu.Lock()
+		err := r.writeClockFileLocked(time.Now())
+		r.clockMu.Unlock()
+		if err != nil {
+			logf.Close()
+			return err
+		}
+		cmd.Env = append(os.Environ(), faketimeEnv(r.faketimeFile)...)
+	}
 	// Whatever redis prints before it opens its log file (bad arguments...) lands there too.
 	cmd.Stdout, cmd.Stderr = logf, logf
 	began := time.Now()

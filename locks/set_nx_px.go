@@ -26,7 +26,7 @@ func init() {
 			"holder paused past the TTL keeps believing it holds: double ownership (K2, K3)",
 			"a token from one node's counter goes backwards if the node loses its data (K6)",
 		},
-		Scenarios: []string{"no-faults-set-nx-px", "gc-pause-set-nx-px", "gc-pause-before-write-set-nx-px", "crash-holder-set-nx-px", "random-pauses-set-nx-px", "crash-restart-set-nx-px", "delay-write-set-nx-px"},
+		Scenarios: []string{"no-faults-set-nx-px", "gc-pause-set-nx-px", "gc-pause-before-write-set-nx-px", "crash-holder-set-nx-px", "random-pauses-set-nx-px", "crash-restart-set-nx-px", "delay-write-set-nx-px", "clock-jump-node-set-nx-px"},
 		New: func(env Env) (Lock, error) {
 			return &setNxPx{rdb: dialRedis(env.Nodes[0], env), env: env}, nil
 		},

@@ -30,7 +30,8 @@ func startServices(ctx context.Context, sc *scenarios.Scenario, dir string, clie
 		redisNodes = 0
 	}
 	var err error
-	s.redis, err = cluster.Start(ctx, cluster.Options{Dir: dir, LockNodes: redisNodes, Clients: clients, Logger: log})
+	s.redis, err = cluster.Start(ctx, cluster.Options{Dir: dir, LockNodes: redisNodes, Clients: clients, Logger: log,
+		Persistence: sc.Persistence})
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +110,17 @@ func (t serverTarget) Stop() error                       { return t.s.Process().
 func (t serverTarget) Cont() error                       { return t.s.Process().Cont() }
 func (t serverTarget) Kill() error                       { return t.s.Process().Kill() }
 func (t serverTarget) Restart(ctx context.Context) error { return t.s.Restart(ctx) }
+
+// SetClock sets a Redis node's clock through libfaketime; other servers have no clock control.
+func (t serverTarget) SetClock(offset time.Duration, rate float64) error {
+	c, ok := t.s.(interface {
+		SetClock(time.Duration, float64) error
+	})
+	if !ok {
+		return errors.New("this server's clock cannot be set")
+	}
+	return c.SetClock(offset, rate)
+}
 
 // leaderTarget is whichever ZooKeeper server leads when a fault starts; the same server then
 // receives the rest of that fault (the resume, the restart).

@@ -26,6 +26,7 @@ type Scenario struct {
 	Seed        int64                   `yaml:"seed"`
 	Workload    Workload                `yaml:"workload"`
 	Clocks      map[string]ClockSetting `yaml:"clocks"` // clients whose own clock starts skewed
+	Persistence string                  `yaml:"persistence"` // Redis lock nodes: none (default), aof-everysec, aof-always
 	Nemesis     []Fault                 `yaml:"nemesis"`
 	Expect      checker.Expect          `yaml:"expect"`
 
