@@ -25,7 +25,7 @@ type Scenario struct {
 	Duration    Duration                `yaml:"duration"`
 	Seed        int64                   `yaml:"seed"`
 	Workload    Workload                `yaml:"workload"`
-	Clocks      map[string]ClockSetting `yaml:"clocks"` // clients whose own clock starts skewed
+	Clocks      map[string]ClockSetting `yaml:"clocks"`      // clients whose own clock starts skewed
 	Persistence string                  `yaml:"persistence"` // Redis lock nodes: none (default), aof-everysec, aof-always
 	Nemesis     []Fault                 `yaml:"nemesis"`
 	Expect      checker.Expect          `yaml:"expect"`
