@@ -11,7 +11,6 @@ all: build
 
 deps:
 	@./scripts/install-deps.sh
-	@./scripts/install-zookeeper.sh
 	@$(GO) mod download
 
 build:

@@ -39,7 +39,7 @@ func zkClasspath() string {
 }
 
 // CheckZooKeeper reports what a ZooKeeper server needs and is missing — java in PATH, the jars
-// under /usr/share/java — each with the Debian package to install (scripts/install-zookeeper.sh
+// under /usr/share/java — each with the Debian package to install (scripts/install-deps.sh
 // installs them).
 func CheckZooKeeper() error {
 	var errs []error

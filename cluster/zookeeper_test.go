@@ -27,7 +27,7 @@ func (quietZKLog) Printf(string, ...any) {}
 func startZK(t *testing.T, servers int, clients ...string) *ZooKeeper {
 	t.Helper()
 	if err := CheckZooKeeper(); err != nil {
-		t.Fatalf("%v (scripts/install-zookeeper.sh installs it)", err)
+		t.Fatalf("%v (scripts/install-deps.sh installs it)", err)
 	}
 	var logger *slog.Logger
 	if testing.Verbose() {

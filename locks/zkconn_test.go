@@ -18,7 +18,7 @@ import (
 func zkStandalone(t *testing.T, clients ...string) *cluster.ZooKeeper {
 	t.Helper()
 	if err := cluster.CheckZooKeeper(); err != nil {
-		t.Fatalf("%v (scripts/install-zookeeper.sh installs it)", err)
+		t.Fatalf("%v (scripts/install-deps.sh installs it)", err)
 	}
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)

@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
-# Installs the Debian packages lockcheck's real servers come from, if they are missing.
-# Uses sudo when not root. Safe to run again: it installs only what is absent.
+# Installs the Debian packages lockcheck's real servers come from, if they are missing:
+# redis-server, libfaketime (Redis nodes' clocks), zookeeper and a Java runtime. Uses sudo when
+# not root. Safe to run again: it installs only what is absent. lockcheck never uses the
+# packages' own services: it starts its own servers on free 127.0.0.1 ports.
 set -euo pipefail
 
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
-# Lock nodes' clocks (clock faults on servers) run through libfaketime's preload library.
 [ -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] || need+=(libfaketime)
+command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
+# zookeeper brings the server jar and the slf4j jars it needs (libslf4j-java).
+for jar in /usr/share/java/zookeeper.jar /usr/share/java/slf4j-api.jar /usr/share/java/slf4j-simple.jar; do
+  if [ ! -e "$jar" ]; then
+    need+=(zookeeper)
+    break
+  fi
+done
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
@@ -20,5 +29,3 @@ echo "installing Debian packages: ${need[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-# The package may start a system-wide redis-server on port 6379; lockcheck never uses it
-# (it starts its own on free ports), so leave it be.
