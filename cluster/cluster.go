@@ -182,7 +182,7 @@ func (c *Cluster) Stop() error {
 				continue
 			}
 			wg.Go(func() {
-				if err := r.stop(); err != nil {
+				if err := r.stop(r.Name); err != nil {
 					mu.Lock()
 					errs = append(errs, err)
 					mu.Unlock()

@@ -49,19 +49,7 @@ type Redis struct {
 	clock        clockSetting // what SetClock last asked for
 	procStart    time.Time    // when the current process was started (libfaketime's start time)
 
-	restartMu sync.Mutex // serialises Restart and stop
-
-	mu     sync.Mutex
-	p      *proc.Process
-	closed bool
-}
-
-// Process is the current redis-server process (a new one after each Restart), for the nemesis to
-// pause, resume or kill.
-func (r *Redis) Process() *proc.Process {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.p
+	lifecycle // current process, closed flag, restart lock; Process()
 }
 
 // Restart starts redis-server again on the same port with the same options, data dir and clock,
@@ -71,7 +59,7 @@ func (r *Redis) Process() *proc.Process {
 func (r *Redis) Restart(ctx context.Context) error {
 	r.restartMu.Lock()
 	defer r.restartMu.Unlock()
-	if err := r.killAndWait(); err != nil {
+	if err := r.killAndWait(r.Name); err != nil {
 		return err
 	}
 	// The port is ours by convention but not by lock: if someone took it while the server was
@@ -143,7 +131,8 @@ func startRedis(ctx context.Context, name, dir string, logger *slog.Logger, cfg 
 	if cfg.persistence == "" {
 		cfg.persistence = PersistenceNone
 	}
-	r := &Redis{Name: name, Dir: dir, LogFile: filepath.Join(dir, "redis.log"), logger: logger, persistence: cfg.persistence}
+	r := &Redis{Name: name, Dir: dir, LogFile: filepath.Join(dir, "redis.log"), logger: logger, persistence: cfg.persistence,
+		lifecycle: lifecycle{kind: "redis"}}
 	if cfg.faketime {
 		if err := CheckFaketime(); err != nil {
 			r.noClock = err
@@ -250,30 +239,6 @@ func (r *Redis) launch(ctx context.Context) error {
 	}
 	r.logger.Debug("redis ready", "name", r.Name, "addr", r.Addr, "pid", p.Pid(), "took", time.Since(began))
 	return nil
-}
-
-// killAndWait kills the current process, if any, and waits until it is gone.
-func (r *Redis) killAndWait() error {
-	p := r.Process()
-	if p == nil {
-		return nil
-	}
-	if err := p.Kill(); err != nil {
-		return fmt.Errorf("redis %s: %w", r.Name, err)
-	}
-	_ = p.Wait() // "signal: killed" is what we asked for
-	return nil
-}
-
-// stop kills the server for good: no Restart afterwards.
-func (r *Redis) stop() error {
-	r.mu.Lock()
-	r.closed = true
-	r.mu.Unlock()
-	err := r.killAndWait()
-	r.restartMu.Lock() // wait for a Restart in progress, which now fails
-	defer r.restartMu.Unlock()
-	return errors.Join(err, r.killAndWait())
 }
 
 // waitReady polls until the server at addr answers PING and reports p's pid (so a server of

@@ -119,12 +119,8 @@ type ZKServer struct {
 	tick       time.Duration
 	logger     *slog.Logger
 
-	restartMu sync.Mutex // serialises Restart and stop
-
-	mu       sync.Mutex
-	p        *proc.Process
-	logStart int64 // size of LogFile when p started
-	closed   bool
+	lifecycle       // current process, closed flag, restart lock; Process()
+	logStart  int64 // size of LogFile when p started (guarded by mu)
 }
 
 // QuorumLink is the path from one server to another: two proxies, one to each of To's server
@@ -236,6 +232,7 @@ func startZooKeeperOnce(ctx context.Context, o ZooKeeperOptions) (*ZooKeeper, er
 		name := "zk" + strconv.Itoa(i)
 		dir := filepath.Join(o.Dir, "servers", name)
 		s := &ZKServer{
+			lifecycle:  lifecycle{kind: "zookeeper"},
 			Name:       name,
 			ID:         i,
 			Dir:        dir,
@@ -573,7 +570,7 @@ func (z *ZooKeeper) Stop() error {
 		var wg sync.WaitGroup
 		for _, s := range z.Servers {
 			wg.Go(func() {
-				if err := s.stop(); err != nil {
+				if err := s.stop(s.Name); err != nil {
 					mu.Lock()
 					errs = append(errs, err)
 					mu.Unlock()
@@ -585,14 +582,6 @@ func (z *ZooKeeper) Stop() error {
 		z.logger.Debug("zookeeper stopped", "err", z.stopErr)
 	})
 	return z.stopErr
-}
-
-// Process is the server's current java process (a new one after each Restart), for the nemesis
-// to pause, resume or kill.
-func (s *ZKServer) Process() *proc.Process {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.p
 }
 
 // Mode asks the server (`srvr` on its direct client port) for its mode: "leader", "follower",
@@ -621,7 +610,7 @@ func (s *ZKServer) Mode(ctx context.Context) (string, error) {
 func (s *ZKServer) Restart(ctx context.Context) error {
 	s.restartMu.Lock()
 	defer s.restartMu.Unlock()
-	if err := s.killAndWait(); err != nil {
+	if err := s.killAndWait(s.Name); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, zkStartTimeout)
@@ -743,30 +732,6 @@ func (s *ZKServer) checkOwnsClientPort() error {
 		return fmt.Errorf("zookeeper %s: %s is answered by another process than pid %d", s.Name, s.ClientAddr, p.Pid())
 	}
 	return nil
-}
-
-// killAndWait kills the current process, if any, and waits until it is gone.
-func (s *ZKServer) killAndWait() error {
-	p := s.Process()
-	if p == nil {
-		return nil
-	}
-	if err := p.Kill(); err != nil {
-		return fmt.Errorf("zookeeper %s: %w", s.Name, err)
-	}
-	_ = p.Wait()
-	return nil
-}
-
-// stop kills the server for good: no Restart afterwards.
-func (s *ZKServer) stop() error {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-	err := s.killAndWait()
-	s.restartMu.Lock() // wait for a Restart in progress, which now fails
-	defer s.restartMu.Unlock()
-	return errors.Join(err, s.killAndWait())
 }
 
 // fourLetterWord sends a four-letter command to a ZooKeeper client port and returns the whole
