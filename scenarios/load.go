@@ -202,6 +202,11 @@ func (s *Scenario) validate() []*Error {
 	case s.Nodes < design.Nodes:
 		bad("nodes", "%s needs %d node(s), got %d", s.Lock, design.Nodes, s.Nodes)
 	}
+	switch s.Supports {
+	case "", "kleppmann", "antirez", "both", "neither":
+	default:
+		bad("supports", "%q is not a side; write kleppmann, antirez, both or neither", s.Supports)
+	}
 	if s.Clients < 1 {
 		bad("clients", "need at least 1 client, got %d", s.Clients)
 	}

@@ -18,6 +18,10 @@ type Scenario struct {
 	Name        string                  `yaml:"name"`
 	Description string                  `yaml:"description"`
 	Claims      []string                `yaml:"claims"` // REFERENCE.md claim ids this scenario tests (K2, A8, ...)
+	// Debate scenarios (scenarios/debate/) also say which side of the Kleppmann/antirez debate
+	// the observed verdict supports and, in one sentence, what was observed.
+	Supports string `yaml:"supports"` // kleppmann | antirez | both | neither
+	Finding  string `yaml:"finding"`
 	Lock        string                  `yaml:"lock"`
 	Nodes       int                     `yaml:"nodes"` // lock-service nodes; 0 = what the design needs
 	Clients     int                     `yaml:"clients"`
