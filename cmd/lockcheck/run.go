@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/junit"
 	"github.com/lockcheck/lockcheck/runner"
 	"github.com/lockcheck/lockcheck/scenarios"
 )
@@ -20,6 +22,7 @@ import (
 func newRunCommand() *cobra.Command {
 	var resultsDir string
 	var count int
+	var junitFile string
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO",
 		Short: "Run a scenario against real servers and judge it (exit 0: verdict as expected, 1: not, 2: harness error)",
@@ -39,8 +42,18 @@ scenario's expect block. The run folder keeps the history, verdict.json, the sce
 			out := cmd.OutOrStdout()
 			describe(out, sc)
 			matched := 0
+			suite := junit.Suite{Name: "lockcheck run"}
+			defer func() {
+				if junitFile != "" {
+					if err := junit.WriteFile(junitFile, suite); err != nil {
+						fmt.Fprintln(cmd.ErrOrStderr(), "lockcheck:", err)
+					}
+				}
+			}()
 			for i := 1; i <= count; i++ {
+				started := time.Now()
 				res, err := runner.Run(cmd.Context(), sc, opts)
+				suite.Cases = append(suite.Cases, runCase(sc.Name, i, count, time.Since(started), res, err))
 				if res != nil && res.Dir != "" && (err == nil || errors.Is(err, runner.ErrInterrupted)) {
 					if count == 1 {
 						checker.Table(res.Verdict, out)
@@ -65,7 +78,31 @@ scenario's expect block. The run folder keeps the history, verdict.json, the sce
 	}
 	cmd.Flags().StringVar(&resultsDir, "results", "results", "folder for run folders")
 	cmd.Flags().IntVar(&count, "count", 1, "run the scenario this many times (for repeatability figures)")
+	cmd.Flags().StringVar(&junitFile, "junit", "", "also write JUnit XML here: one test case per run, failed when the verdict does not match expect")
 	return cmd
+}
+
+// runCase is one run as a JUnit test case.
+func runCase(scenario string, i, count int, took time.Duration, res *runner.Result, err error) junit.Case {
+	c := junit.Case{Name: scenario, ClassName: "lockcheck.run", Time: took}
+	if count > 1 {
+		c.Name = fmt.Sprintf("%s #%d", scenario, i)
+	}
+	if res != nil && res.Dir != "" {
+		c.Output = res.Verdict.Summary + "\nrun folder: " + res.Dir
+	}
+	switch {
+	case err != nil:
+		c.Error = err.Error()
+	case !res.Matches:
+		c.Failure = "verdict does not match expect"
+		var b strings.Builder
+		for _, m := range res.Mismatches {
+			fmt.Fprintf(&b, "%s: expected %s, got %s\n", m.Field, m.Want, m.Got)
+		}
+		c.Detail = b.String() + res.Verdict.Summary
+	}
+	return c
 }
 
 func newCheckCommand() *cobra.Command {

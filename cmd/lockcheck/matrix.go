@@ -1,0 +1,112 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/junit"
+	"github.com/lockcheck/lockcheck/matrix"
+	"github.com/lockcheck/lockcheck/runner"
+)
+
+func newMatrixCommand() *cobra.Command {
+	var o matrix.Options
+	var resultsDir, junitFile, require string
+	cmd := &cobra.Command{
+		Use:   "matrix",
+		Short: "Run a grid of locks × faults and tabulate safe / unsafe / rescued by fencing / stuck (exit 1: a cell fails --require)",
+		Long: `Run every lock design under every generic fault (flags narrow the grid), one ordinary
+scenario run per cell, and write the grid as Markdown, JSON and HTML into
+RESULTS/matrix/<time>/ (RESULTS/matrix/latest points at the newest). Each cell says: safe; unsafe
+(double ownership, lost updates; "no token" when the design has none); rescued (the lock failed
+but the named fencing register kept the data correct); stuck (the lock was never freed again);
+n/a (the fault does not apply). The full grid takes about 15 minutes on 2 cores.
+
+As a CI gate: --require rescued fails (exit 1) when a cell is neither safe nor rescued;
+--require safe when a cell is not safe. Exit 2: the harness itself failed in some cell.
+Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var gate matrix.Status
+			switch require {
+			case "":
+			case string(matrix.Safe), string(matrix.Rescued):
+				gate = matrix.Status(require)
+			default:
+				return &exitError{exitHarness, fmt.Errorf("--require %q: want safe or rescued", require)}
+			}
+			if err := o.Validate(); err != nil {
+				return &exitError{exitHarness, err}
+			}
+			if err := cluster.CheckBinaries(); err != nil {
+				return &exitError{exitHarness, err}
+			}
+			out := cmd.OutOrStdout()
+			o.Runner = runner.Options{ResultsDir: resultsDir, Logger: logger(cmd)}
+			o.OnCell = func(done, total int, c matrix.Cell) {
+				fmt.Fprintf(out, "[%d/%d] %s\n", done, total, matrix.Describe(c))
+			}
+			m, err := matrix.Run(cmd.Context(), o)
+			if err != nil {
+				return &exitError{exitHarness, err}
+			}
+			dir, err := matrix.WriteFolder(resultsDir, m)
+			if err != nil {
+				return &exitError{exitHarness, err}
+			}
+			fmt.Fprintln(out)
+			m.Markdown(out, dir)
+			fmt.Fprintf(out, "\nmatrix folder: %s\n", dir)
+			if junitFile != "" {
+				if err := junit.WriteFile(junitFile, matrixSuite(m, gate)); err != nil {
+					return &exitError{exitHarness, err}
+				}
+			}
+			if m.Interrupted {
+				return &exitError{exitHarness, runner.ErrInterrupted}
+			}
+			for _, c := range m.Cells {
+				if c.Status == matrix.Error {
+					return &exitError{exitHarness, fmt.Errorf("the harness failed in %s × %s: %s", c.Lock, c.Fault, c.Detail)}
+				}
+			}
+			if bad := m.Gate(gate); len(bad) > 0 {
+				fmt.Fprintf(out, "%d cell(s) fail --require %s\n", len(bad), require)
+				return &exitError{exitMismatch, nil}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&o.Locks, "locks", nil, "rows: lock designs (default: all; see lockcheck list)")
+	f.StringSliceVar(&o.Faults, "faults", nil, "columns: faults (default: all)")
+	f.IntVar(&o.Count, "count", 1, "runs per cell; a cell shows its most frequent status and how many runs agreed")
+	f.Int64Var(&o.Seed, "seed", 1, "seed of every cell's scenario")
+	f.StringVar(&resultsDir, "results", "results", "folder for run folders and the matrix folder")
+	f.StringVar(&junitFile, "junit", "", "also write JUnit XML here: one test case per cell")
+	f.StringVar(&require, "require", "", "gate: every cell must be safe, or safe or rescued (exit 1 otherwise)")
+	return cmd
+}
+
+// matrixSuite is the grid as JUnit test cases; without a gate no cell fails.
+func matrixSuite(m *matrix.Matrix, gate matrix.Status) junit.Suite {
+	s := junit.Suite{Name: "lockcheck matrix"}
+	for _, c := range m.Cells {
+		jc := junit.Case{Name: c.Lock + " × " + c.Fault, ClassName: "lockcheck.matrix." + c.Lock, Time: c.Wall,
+			Output: c.Label() + ": " + c.Detail}
+		if len(c.Outcomes) > 0 && c.Outcomes[0].Dir != "" {
+			jc.Output += "\nrun folder: " + c.Outcomes[0].Dir
+		}
+		switch {
+		case c.Status == matrix.Error:
+			jc.Error, jc.Detail = "harness error", c.Detail
+		case !c.Meets(gate):
+			jc.Failure, jc.Detail = fmt.Sprintf("%s, required %s", c.Label(), gate), c.Detail
+		}
+		s.Cases = append(s.Cases, jc)
+	}
+	return s
+}

@@ -1,0 +1,142 @@
+package matrix
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/locks"
+	"github.com/lockcheck/lockcheck/resource"
+	"github.com/lockcheck/lockcheck/runner"
+	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+// The test binary doubles as the worker process, as in the runner's tests.
+func TestMain(m *testing.M) {
+	if os.Getenv("LOCKCHECK_TEST_WORKER") == "1" {
+		if err := workloads.Run(); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// Every cell of the full grid is a scenario the ordinary loader accepts (or a stated n/a).
+func TestEveryCellIsAValidScenario(t *testing.T) {
+	for _, d := range locks.All() {
+		for _, f := range Faults {
+			src, na := scenarioYAML(d, f, 1)
+			if na != "" {
+				continue
+			}
+			if _, err := scenarios.Parse(cellName(d.Name, f.Name)+".yaml", []byte(src)); err != nil {
+				t.Errorf("%s × %s: %v\n%s", d.Name, f.Name, err, src)
+			}
+		}
+	}
+}
+
+func TestUnknownNamesAreRejectedWithTheValidOnes(t *testing.T) {
+	err := Options{Locks: []string{"set-nx-px", "redlok"}, Faults: []string{"gc"}}.Validate()
+	if err == nil || !strings.Contains(err.Error(), "valid locks:") || !strings.Contains(err.Error(), "valid faults: none, pause-after-acquire") {
+		t.Fatalf("want both names rejected with the valid lists, got %v", err)
+	}
+}
+
+func reg(lin string, lost int) checker.RegisterVerdict {
+	return checker.RegisterVerdict{Applicable: true, Linearizable: lin, LostUpdates: lost, LostUpdatesKnown: true}
+}
+
+func TestClassify(t *testing.T) {
+	overlap := checker.MutualExclusion{Holds: false, Windows: []checker.Overlap{{Clients: [2]string{"client-1", "client-2"}}}}
+	cases := []struct {
+		name     string
+		v        checker.Verdict
+		token    bool
+		want     Status
+		rescuers string
+		detail   string
+	}{
+		{"control", checker.Verdict{MutualExclusion: checker.MutualExclusion{Holds: true},
+			Registers: map[string]checker.RegisterVerdict{resource.Unfenced: reg(checker.Yes, 0)}}, false, Safe, "", "nothing lost"},
+		{"no token", checker.Verdict{MutualExclusion: overlap,
+			Registers: map[string]checker.RegisterVerdict{resource.Unfenced: reg(checker.No, 2)}}, false, Unsafe, "", "no token"},
+		{"fencing rescues", checker.Verdict{MutualExclusion: overlap, Registers: map[string]checker.RegisterVerdict{
+			resource.Unfenced: reg(checker.No, 1), resource.FencedWrite: reg(checker.No, 1), resource.FencedRW: reg(checker.Yes, 0)}},
+			true, Rescued, resource.FencedRW, "rescued by fenced-rw"},
+		{"fencing fails too", checker.Verdict{MutualExclusion: overlap, Registers: map[string]checker.RegisterVerdict{
+			resource.Unfenced: reg(checker.No, 1), resource.FencedRW: reg(checker.No, 1)}}, true, Unsafe, "", "unfenced lost 1"},
+		{"overlap without loss is still unsafe", checker.Verdict{MutualExclusion: overlap,
+			Registers: map[string]checker.RegisterVerdict{resource.Unfenced: reg(checker.Yes, 0)}}, false, Unsafe, "", "no update lost in this run"},
+		{"stuck", checker.Verdict{MutualExclusion: checker.MutualExclusion{Holds: true}, Liveness: checker.Liveness{Stuck: true},
+			Registers: map[string]checker.RegisterVerdict{resource.Unfenced: reg(checker.Yes, 0)}}, false, Stuck, "", "lock stuck"},
+	}
+	for _, c := range cases {
+		o := Classify(c.v, c.token)
+		if o.Status != c.want || strings.Join(o.Rescuers, ",") != c.rescuers || !strings.Contains(o.Detail, c.detail) {
+			t.Errorf("%s: got %s rescued by %v (%q), want %s by %q containing %q", c.name, o.Status, o.Rescuers, o.Detail, c.want, c.rescuers, c.detail)
+		}
+	}
+}
+
+func TestCellStatusIsTheMostFrequentAndTiesGoToTheWorse(t *testing.T) {
+	c := Cell{Outcomes: []Outcome{{Status: Safe}, {Status: Unsafe, Detail: "bad"}}}
+	c.summarise()
+	if c.Status != Unsafe || c.Agree != 1 || c.Runs != 2 || c.Label() != "unsafe 1/2" {
+		t.Fatalf("got %+v label %q", c, c.Label())
+	}
+	if c.Meets(Rescued) || !(Cell{Status: Rescued}).Meets(Rescued) || (Cell{Status: Rescued}).Meets(Safe) || !(Cell{Status: NA}).Meets(Safe) {
+		t.Fatal("gate rules wrong")
+	}
+}
+
+// A small grid against real servers: a GC pause breaks set-nx-px but fencing rescues it; setnx-del
+// has no lease, so a pause does not break it, but a holder that dies leaves it stuck for good.
+func TestSmallGridOnRealServers(t *testing.T) {
+	results := t.TempDir()
+	o := Options{Locks: []string{"set-nx-px", "setnx-del"}, Faults: []string{"pause-after-acquire", "kill-holder"},
+		Runner: runner.Options{ResultsDir: results, Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), "LOCKCHECK_TEST_WORKER=1")}}
+	m, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[[2]string]Status{
+		{"set-nx-px", "pause-after-acquire"}: Rescued, {"set-nx-px", "kill-holder"}: Safe,
+		{"setnx-del", "pause-after-acquire"}: Safe, {"setnx-del", "kill-holder"}: Stuck,
+	}
+	for k, s := range want {
+		c, ok := m.Cell(k[0], k[1])
+		if !ok || c.Status != s {
+			t.Errorf("%s × %s: got %s (%s), want %s", k[0], k[1], c.Status, c.Detail, s)
+		}
+	}
+	if bad := m.Gate(Rescued); len(bad) != 1 || bad[0].Lock != "setnx-del" || bad[0].Fault != "kill-holder" {
+		t.Errorf("gate rescued: failing cells %v, want only setnx-del × kill-holder", bad)
+	}
+	dir, err := WriteFolder(results, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, MarkdownFile))
+	html, _ := os.ReadFile(filepath.Join(dir, HTMLFile))
+	if !strings.Contains(string(md), "| set-nx-px | rescued (") || !strings.Contains(string(html), `class="stuck"`) {
+		t.Errorf("tables do not show the cells:\n%s", md)
+	}
+	if _, err := os.Stat(filepath.Join(results, "matrix", "latest", JSONFile)); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestClockColumnDoesNotApplyToZooKeeper(t *testing.T) {
+	d, _ := locks.Get("zk")
+	f, _ := faultNamed("clock-jump-node")
+	if _, na := scenarioYAML(d, f, 1); na == "" {
+		t.Fatal("clock-jump-node should be n/a for zk")
+	}
+}

@@ -1,0 +1,143 @@
+package matrix
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Files a matrix folder holds.
+const (
+	MarkdownFile = "matrix.md"
+	JSONFile     = "matrix.json"
+	HTMLFile     = "matrix.html"
+)
+
+// WriteFolder writes the matrix as Markdown, JSON and HTML into root/matrix/<stamp>/ and points
+// root/matrix/latest at it. It returns the folder.
+func WriteFolder(root string, m *Matrix) (string, error) {
+	stamp := m.Started.Format("20060102T150405.000")
+	dir := filepath.Join(root, "matrix", stamp)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create matrix folder: %w", err)
+	}
+	var md strings.Builder
+	m.Markdown(&md, dir)
+	js, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	var page strings.Builder
+	if err := m.HTML(&page, dir); err != nil {
+		return "", err
+	}
+	for name, body := range map[string][]byte{MarkdownFile: []byte(md.String()), JSONFile: append(js, '\n'), HTMLFile: []byte(page.String())} {
+		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
+			return "", fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	latest := filepath.Join(root, "matrix", "latest")
+	_ = os.Remove(latest + ".tmp")
+	if err := os.Symlink(stamp, latest+".tmp"); err == nil {
+		_ = os.Rename(latest+".tmp", latest)
+	}
+	return dir, nil
+}
+
+// Markdown writes the grid as a table (locks down, faults across) followed by one line per
+// non-trivial cell with its detail and run folder (relative to base when possible).
+func (m *Matrix) Markdown(w io.Writer, base string) {
+	fmt.Fprintf(w, "# lockcheck matrix\n\n%d lock(s) × %d fault(s), started %s, took %s",
+		len(m.Locks), len(m.Faults), m.Started.Format(time.RFC3339), m.Wall.Round(time.Second))
+	if m.Interrupted {
+		fmt.Fprint(w, " — INTERRUPTED, some cells were not run")
+	}
+	fmt.Fprint(w, ".\n\n")
+	fmt.Fprintf(w, "| lock | %s |\n|---|%s\n", strings.Join(m.Faults, " | "), strings.Repeat("---|", len(m.Faults)))
+	for _, lock := range m.Locks {
+		row := []string{lock}
+		for _, f := range m.Faults {
+			c, ok := m.Cell(lock, f)
+			label := "—"
+			if ok {
+				label = c.Label()
+			}
+			row = append(row, label)
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+	}
+	fmt.Fprint(w, "\n## Columns\n\n")
+	for _, name := range m.Faults {
+		f, _ := faultNamed(name)
+		claims := ""
+		if len(f.Claims) > 0 {
+			claims = " (" + strings.Join(f.Claims, ", ") + ")"
+		}
+		fmt.Fprintf(w, "- **%s**%s: %s\n", f.Name, claims, f.Summary)
+	}
+	fmt.Fprint(w, "\n## Cells\n\n")
+	for _, c := range m.Cells {
+		folder := ""
+		if len(c.Outcomes) > 0 && c.Outcomes[0].Dir != "" {
+			folder = " — `" + rel(base, c.Outcomes[0].Dir) + "`"
+		}
+		fmt.Fprintf(w, "- %s × %s: **%s** — %s%s\n", c.Lock, c.Fault, c.Label(), c.Detail, folder)
+	}
+	fmt.Fprint(w, "\nStatuses: safe = mutual exclusion held and nothing lost; unsafe = double ownership or the "+
+		"unfenced register lost data, and no register of the design kept it correct; rescued = the lock failed but "+
+		"the named fencing register stayed linearizable with nothing lost; stuck = the lock was never freed again; "+
+		"n/a = the fault does not apply. Reproduce a cell: `lockcheck matrix --locks LOCK --faults FAULT`.\n")
+}
+
+func rel(base, path string) string {
+	if r, err := filepath.Rel(base, path); err == nil {
+		return r
+	}
+	return path
+}
+
+var page = template.Must(template.New("matrix").Funcs(template.FuncMap{
+	"cell": func(m *Matrix, lock, fault string) *Cell {
+		if c, ok := m.Cell(lock, fault); ok {
+			return &c
+		}
+		return nil
+	},
+	"link": func(base string, c *Cell) string {
+		if c == nil || len(c.Outcomes) == 0 || c.Outcomes[0].Dir == "" {
+			return ""
+		}
+		return filepath.ToSlash(rel(base, c.Outcomes[0].Dir)) + "/report.html"
+	},
+	"summary": func(name string) string { f, _ := faultNamed(name); return f.Summary },
+}).Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>lockcheck matrix</title>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
+table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:6px 8px;vertical-align:top}
+th{background:#f4f4f4;font-weight:600}td.lock{font-weight:600;white-space:nowrap}
+.safe{background:#d9f2dd}.rescued{background:#fff2c2}.unsafe{background:#f8d0cc}.stuck{background:#e4d7f5}
+.na{background:#eee;color:#888}.error{background:#888;color:#fff}
+td small{display:block;color:#444;max-width:18em}a{color:inherit}
+</style></head><body>
+<h1>lockcheck matrix</h1>
+<p>{{len .M.Locks}} lock(s) × {{len .M.Faults}} fault(s), started {{.M.Started.Format "2006-01-02 15:04:05"}}, took {{.M.Wall}}{{if .M.Interrupted}} — <b>interrupted</b>{{end}}.</p>
+<table><tr><th>lock</th>{{range .M.Faults}}<th title="{{summary .}}">{{.}}</th>{{end}}</tr>
+{{range $lock := .M.Locks}}<tr><td class="lock">{{$lock}}</td>{{range $f := $.M.Faults}}{{with cell $.M $lock $f}}<td class="{{if eq .Status "n/a"}}na{{else}}{{.Status}}{{end}}">{{with link $.Base .}}<a href="{{.}}">{{end}}{{.Label}}{{if link $.Base .}}</a>{{end}}<small>{{.Detail}}</small></td>{{else}}<td>—</td>{{end}}{{end}}</tr>
+{{end}}</table>
+<p>safe: mutual exclusion held, nothing lost · unsafe: the lock failed and nothing the design offers kept the data correct · rescued: a fencing register stayed correct · stuck: never freed again · n/a: fault does not apply</p>
+</body></html>
+`))
+
+// HTML writes a self-contained page of the grid; cells link to their runs' report pages.
+func (m *Matrix) HTML(w io.Writer, base string) error {
+	return page.Execute(w, struct {
+		M    *Matrix
+		Base string
+	}{m, base})
+}
