@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/lockcheck
 PKGS    := ./...
 
-.PHONY: all deps build run test vet repeat clean
+.PHONY: all deps build run test vet repeat debate debate-repeat matrix clean
 
 all: build
 
@@ -29,6 +29,20 @@ test: deps
 # Repeatability: each shipped scenario 10 times (slow: a few minutes).
 repeat: deps build
 	@for s in scenarios/*.yaml; do ./$(BIN) run --count 10 $$s | tail -n 1; done
+
+# The debate, claim by claim: every scenario in scenarios/debate/ once (random schedules over 20
+# seeds), written to results/DEBATE.md with the stored repeatability figures (~5 minutes).
+debate: deps build
+	./$(BIN) debate --seeds 20 --out results/DEBATE.md
+
+# Repeatability: each debate scenario 10 times, stored in scenarios/debate/repeatability.json
+# for `make debate` to show (slow: ~30 minutes on 2 cores).
+debate-repeat: deps build
+	./$(BIN) debate --count 10 --seeds 20 --record scenarios/debate/repeatability.json --out results/DEBATE.md
+
+# Every lock under every generic fault (~15 minutes); writes results/matrix/latest/matrix.{md,json,html}.
+matrix: deps build
+	./$(BIN) matrix
 
 clean:
 	rm -rf bin results

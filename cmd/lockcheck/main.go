@@ -81,6 +81,6 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().BoolP("verbose", "v", false, "log what the harness does")
-	root.AddCommand(newRunCommand(), newCheckCommand(), newListCommand(), newWorkerCommand(), newMatrixCommand())
+	root.AddCommand(newRunCommand(), newCheckCommand(), newListCommand(), newWorkerCommand(), newMatrixCommand(), newDebateCommand())
 	return root
 }

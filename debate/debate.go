@@ -1,0 +1,217 @@
+// Package debate runs the debate scenarios (scenarios/debate/) and writes DEBATE.md: claim →
+// scenario → observed verdict → which side it supports, with the command that reproduces each
+// row and the repeatability each scenario was measured at.
+package debate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/resource"
+	"github.com/lockcheck/lockcheck/runner"
+	"github.com/lockcheck/lockcheck/scenarios"
+)
+
+// Options say how much to run.
+type Options struct {
+	Dir    string // the debate scenarios; default scenarios/debate
+	Count  int    // runs of each deterministic scenario (default 1)
+	Seeds  int    // seeds 1..Seeds for each scenario with a random schedule (default 1)
+	Only   []string
+	Runner runner.Options
+	OnRun  func(name string, i, n int, r *runner.Result, err error)
+}
+
+// Row is one scenario's observed result.
+type Row struct {
+	Scenario string        `json:"scenario"`
+	File     string        `json:"file"`
+	Claims   []string      `json:"claims"`
+	Lock     string        `json:"lock"`
+	Supports string        `json:"supports"`
+	Finding  string        `json:"finding"`
+	Random   bool          `json:"random"`   // a seeded random schedule: judged by its detection rate
+	Runs     int           `json:"runs"`     // runs done
+	Matched  int           `json:"matched"`  // runs whose verdict matched the scenario's expect block
+	Detected int           `json:"detected"` // runs that showed a violation (double ownership or unfenced data lost)
+	Errors   int           `json:"errors"`   // runs the harness could not complete
+	Observed string        `json:"observed"` // the first run's verdict, in short
+	Folder   string        `json:"run_folder"`
+	Wall     time.Duration `json:"wall_ns"`
+}
+
+// Load reads the debate scenarios, in claim order.
+func Load(o Options) ([]*scenarios.Scenario, error) {
+	dir := o.Dir
+	if dir == "" {
+		dir = "scenarios/debate"
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no debate scenarios in %s", dir)
+	}
+	var out []*scenarios.Scenario
+	var errs []error
+	for _, f := range files {
+		sc, err := scenarios.Load(f)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if len(o.Only) > 0 && !contains(o.Only, sc.Name) {
+			continue
+		}
+		out = append(out, sc)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(out, func(i, j int) bool { return claimOrder(out[i]) < claimOrder(out[j]) })
+	return out, nil
+}
+
+// claimOrder sorts Kleppmann's claims first, then antirez's, then the seeds' mistakes, each by
+// number, then by file name.
+func claimOrder(sc *scenarios.Scenario) string {
+	key := "9"
+	if len(sc.Claims) > 0 {
+		c := sc.Claims[0]
+		n, _ := strconv.Atoi(strings.TrimLeft(c, "KA"))
+		switch {
+		case strings.HasPrefix(c, "K"):
+			key = fmt.Sprintf("1%03d", n)
+		case strings.HasPrefix(c, "A"):
+			key = fmt.Sprintf("2%03d", n)
+		}
+	}
+	if strings.HasPrefix(filepath.Base(sc.Path), "seed") {
+		key = "3"
+	}
+	return key + filepath.Base(sc.Path)
+}
+
+// Random reports whether the scenario has a seeded random schedule.
+func Random(sc *scenarios.Scenario) bool {
+	for _, f := range sc.Nemesis {
+		if f.Random != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Run runs every scenario (Count times, or over Seeds seeds when its schedule is random).
+func Run(ctx context.Context, list []*scenarios.Scenario, o Options) ([]Row, error) {
+	if o.Count < 1 {
+		o.Count = 1
+	}
+	if o.Seeds < 1 {
+		o.Seeds = 1
+	}
+	var rows []Row
+	for _, sc := range list {
+		row := Row{Scenario: sc.Name, File: sc.Path, Claims: sc.Claims, Lock: sc.Lock, Supports: sc.Supports,
+			Finding: sc.Finding, Random: Random(sc)}
+		n := o.Count
+		if row.Random {
+			n = o.Seeds
+		}
+		started := time.Now()
+		for i := 1; i <= n; i++ {
+			if ctx.Err() != nil {
+				return rows, runner.ErrInterrupted
+			}
+			run := *sc
+			if row.Random {
+				run.Seed = int64(i)
+			}
+			res, err := runner.Run(ctx, &run, o.Runner)
+			if o.OnRun != nil {
+				o.OnRun(sc.Name, i, n, res, err)
+			}
+			if errors.Is(err, runner.ErrInterrupted) {
+				return rows, err
+			}
+			row.Runs++
+			if err != nil {
+				row.Errors++
+				continue
+			}
+			if res.Matches {
+				row.Matched++
+			}
+			if Violated(res.Verdict) {
+				row.Detected++
+			}
+			if row.Observed == "" {
+				row.Observed, row.Folder = Observed(res.Verdict), res.Dir
+			}
+		}
+		row.Wall = time.Since(started)
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// Violated: two clients believed they held the lock at once, or the unfenced register (the
+// lock's protection alone) lost data.
+func Violated(v checker.Verdict) bool {
+	u := v.Registers[resource.Unfenced]
+	return !v.MutualExclusion.Holds || u.Linearizable == checker.No || u.LostUpdates > 0
+}
+
+// Observed is a verdict in one line: mutual exclusion, then each register that was used, then
+// liveness when the lock got stuck.
+func Observed(v checker.Verdict) string {
+	var parts []string
+	if v.MutualExclusion.Holds {
+		parts = append(parts, "mutual exclusion held")
+	} else {
+		parts = append(parts, fmt.Sprintf("double ownership (%d window(s), %s)",
+			len(v.MutualExclusion.Windows), v.MutualExclusion.TotalOverlap.Round(time.Millisecond)))
+	}
+	for _, name := range resource.Registers {
+		r, ok := v.Registers[name]
+		if !ok || !r.Applicable {
+			continue
+		}
+		s := name + " "
+		switch {
+		case r.Linearizable == checker.No && r.LostUpdates > 0:
+			s += fmt.Sprintf("lost %d update(s)", r.LostUpdates)
+		case r.Linearizable == checker.No:
+			s += "not linearizable"
+		case r.Linearizable == checker.Unknown:
+			s += "undecided"
+		default:
+			s += "ok"
+		}
+		if n := r.StaleRejected(); n > 0 {
+			s += fmt.Sprintf(" (%d stale rejected)", n)
+		}
+		parts = append(parts, s)
+	}
+	if v.Liveness.Stuck {
+		parts = append(parts, fmt.Sprintf("lock stuck for %s", v.Liveness.StuckFor.Round(100*time.Millisecond)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
