@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/lockcheck
 PKGS    := ./...
 
-.PHONY: all deps build run test vet repeat debate debate-repeat matrix clean
+.PHONY: all deps build run test vet repeat debate debate-repeat matrix bench clean
 
 all: build
 
@@ -18,7 +18,7 @@ build:
 
 # The main job: K2 on a single Redis, judged, with fencing side by side.
 run: deps build
-	./$(BIN) run scenarios/gc-pause-set-nx-px.yaml
+	./$(BIN) run scenarios/debate/k2-set-nx-px.yaml
 
 # -p 1: packages one at a time. Scenario verdicts and lock tests depend on real timing (TTLs of a
 # few hundred ms); running them side by side on 2 cores only adds scheduling noise.
@@ -28,7 +28,7 @@ test: deps
 
 # Repeatability: each shipped scenario 10 times (slow: a few minutes).
 repeat: deps build
-	@for s in scenarios/*.yaml; do ./$(BIN) run --count 10 $$s | tail -n 1; done
+	@for s in scenarios/*.yaml scenarios/debate/*.yaml; do ./$(BIN) run --count 10 $$s | tail -n 1; done
 
 # The debate, claim by claim: every scenario in scenarios/debate/ once (random schedules over 20
 # seeds), written to results/DEBATE.md with the stored repeatability figures (~5 minutes).
@@ -43,6 +43,12 @@ debate-repeat: deps build
 # Every lock under every generic fault (~15 minutes); writes results/matrix/latest/matrix.{md,json,html}.
 matrix: deps build
 	./$(BIN) matrix
+
+# Benchmarks (issue 8): every figure printed and written to results/BENCH.md, in about 13 minutes
+# on 2 cores (the test suite is a third of it). BENCHFLAGS passes options, e.g. BENCHFLAGS=--quick.
+bench: deps
+	$(GO) build -o bin/lockbench ./cmd/lockbench
+	./bin/lockbench $(BENCHFLAGS)
 
 clean:
 	rm -rf bin results

@@ -57,15 +57,10 @@ func operations(sections []section, ids map[string]int) []porcupine.Operation {
 	return out
 }
 
-// linearizable runs porcupine within the time budget; running out of time gives Unknown.
+// linearizable runs porcupine within the time budget, segment by segment (segments.go); running
+// out of time gives Unknown.
 func linearizable(sections []section, initial int64, ids map[string]int, budget time.Duration) string {
-	switch porcupine.CheckOperationsTimeout(incrementModel(initial), operations(sections, ids), budget) {
-	case porcupine.Ok:
-		return Yes
-	case porcupine.Illegal:
-		return No
-	}
-	return Unknown
+	return linearizableInSegments(sections, initial, ids, budget)
 }
 
 // Visualize writes porcupine's HTML view of one register's critical sections to path: the
@@ -79,8 +74,33 @@ func Visualize(events []history.Event, register, path string) error {
 	}
 	initial := initialValues(events)[register]
 	_, info := porcupine.CheckOperationsVerbose(incrementModel(initial), operations(r.sections, clientIDs(ops)), defaultLinearizabilityTimeout)
+	info.AddAnnotations(faultAnnotations(Faults(events)))
 	if err := porcupine.VisualizePath(incrementModel(initial), info, path); err != nil {
 		return fmt.Errorf("visualize register %q: %w", register, err)
 	}
 	return nil
+}
+
+// faultAnnotations shows the nemesis's actions in porcupine's view, one row per target, so a
+// broken linearization can be read against the pause or partition that caused it.
+func faultAnnotations(faults []Fault) []porcupine.Annotation {
+	out := make([]porcupine.Annotation, 0, len(faults))
+	for _, f := range faults {
+		details := fmt.Sprintf("%s for %s", f.Label(), human(time.Duration(f.End-f.Start)))
+		if f.Point != "" {
+			details += " (at " + f.Point + ")"
+		}
+		if f.Open {
+			details += "; not healed before the end of the run"
+		}
+		out = append(out, porcupine.Annotation{
+			Tag:             "nemesis " + f.Target,
+			Start:           f.Start,
+			End:             f.End,
+			Description:     f.Kind,
+			Details:         details,
+			BackgroundColor: "#f6d365",
+		})
+	}
+	return out
 }

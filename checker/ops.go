@@ -14,8 +14,10 @@ type op struct {
 	process string
 	f       string
 	cs      int64
-	invoke  history.Event
-	done    *history.Event // nil: never completed (the client died or the run ended first)
+	// invoke and done point into the events being checked: copies would double the memory of a
+	// large history. done is nil when the op never completed (the client died or the run ended
+	// first).
+	invoke, done *history.Event
 }
 
 // isClient tells client processes from the harness's own.
@@ -30,9 +32,10 @@ func isClient(process string) bool {
 // clientOps pairs invokes with completions by (process, Op), in invoke order. A completion
 // without an invoke cannot be placed in time and is dropped.
 func clientOps(events []history.Event) []op {
-	var ops []op
-	open := map[string]map[int64]int{} // process → Op → index in ops
-	for _, e := range events {
+	ops := make([]op, 0, len(events)/2) // about two events per op: no garbage from regrowing
+	open := map[string]map[int64]int{}  // process → Op → index in ops
+	for k := range events {
+		e := &events[k]
 		if !isClient(e.Process) {
 			continue
 		}
@@ -49,8 +52,7 @@ func clientOps(events []history.Event) []op {
 				continue
 			}
 			delete(open[e.Process], e.Op)
-			done := e
-			ops[i].done = &done
+			ops[i].done = e
 			if ops[i].cs == 0 {
 				ops[i].cs = e.CS
 			}

@@ -32,7 +32,7 @@ func Table(v Verdict, w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", name, r.Linearizable, lost, r.AckedIncrements, r.StaleRejected(), final)
 	}
 	for _, name := range notApplicable {
-		fmt.Fprintf(tw, "%s\tn/a (lock has no fencing token)\n", name)
+		fmt.Fprintf(tw, "%s\tn/a (%s)\n", name, notApplicableWhy(name))
 	}
 
 	l := v.Liveness
@@ -44,6 +44,15 @@ func Table(v Verdict, w io.Writer) error {
 	fmt.Fprintf(tw, "\t%d\t%d\t%s\t%s\t%s\t%s\n", l.Acquisitions, l.AcquireFailures,
 		human(l.AcquireLatencyP50), human(l.AcquireLatencyP99), human(l.LongestUnavailable), stuck)
 	return tw.Flush()
+}
+
+// notApplicableWhy says what the lock lacked for a register no client could touch: the resource's
+// cas-random register needs the lock's random value (A4), every other checked register a token.
+func notApplicableWhy(register string) string {
+	if register == "cas-random" {
+		return "lock has no random value"
+	}
+	return "lock has no fencing token"
 }
 
 func mutualExclusionCell(m MutualExclusion) string {

@@ -15,12 +15,12 @@ func tokenlessHistory() *builder {
 	return newHistory().start(0).
 		hold("client-1", 10, 20).increment("client-1", 1, 11, accepted("unfenced", 0)).
 		hold("client-2", 30, 40).increment("client-2", 1, 31, accepted("unfenced", 1)).
-		final(50, map[string]int64{"unfenced": 2, "fenced-write": 0, "fenced-rw": 0}).end(50)
+		final(50, map[string]int64{"unfenced": 2, "fenced-write": 0, "fenced-rw": 0, "cas-random": 0}).end(50)
 }
 
 func TestRegistersNoSectionTouchedAreNotApplicable(t *testing.T) {
 	v := Check(tokenlessHistory().build(), Options{})
-	for _, name := range []string{"fenced-write", "fenced-rw"} {
+	for _, name := range []string{"fenced-write", "fenced-rw", "cas-random"} {
 		r, ok := v.Registers[name]
 		if !ok || r.Applicable || r.Linearizable != NotApplicable || r.LostUpdatesKnown {
 			t.Errorf("%s = %+v (present %v), want not applicable", name, r, ok)
@@ -48,6 +48,7 @@ func TestTableShowsEveryCheck(t *testing.T) {
 	for _, want := range []string{
 		"mutual exclusion  holds",
 		"fenced-rw     n/a (lock has no fencing token)",
+		"cas-random    n/a (lock has no random value)",
 		"unfenced      yes           0             2      0         2",
 		"liveness", "acquisitions", "longest unavailable",
 	} {

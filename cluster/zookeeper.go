@@ -465,6 +465,57 @@ func (z *ZooKeeper) QuorumLinks() []*QuorumLink {
 	return append([]*QuorumLink(nil), z.quorum...)
 }
 
+// PeerLinks returns the quorum links between server and each of peers, both directions (every
+// other server when peers is empty). Cutting them all isolates server from those peers: no
+// quorum traffic and no election traffic either way.
+func (z *ZooKeeper) PeerLinks(server string, peers []string) ([]*QuorumLink, error) {
+	if z.Server(server) == nil {
+		return nil, fmt.Errorf("zookeeper: no server %q", server)
+	}
+	if len(peers) == 0 {
+		for _, s := range z.Servers {
+			if s.Name != server {
+				peers = append(peers, s.Name)
+			}
+		}
+	}
+	var out []*QuorumLink
+	for _, p := range peers {
+		there, back := z.QuorumLink(server, p), z.QuorumLink(p, server)
+		if there == nil || back == nil {
+			return nil, fmt.Errorf("zookeeper: no quorum link between %s and %q (standalone, or not a peer)", server, p)
+		}
+		out = append(out, there, back)
+	}
+	return out, nil
+}
+
+// CutPeers isolates server from peers (every other server when empty), both directions.
+func (z *ZooKeeper) CutPeers(server string, peers []string) error {
+	links, err := z.PeerLinks(server, peers)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, q := range links {
+		errs = append(errs, q.Cut())
+	}
+	return errors.Join(errs...)
+}
+
+// HealPeers undoes CutPeers (and removes any toxic on those links).
+func (z *ZooKeeper) HealPeers(server string, peers []string) error {
+	links, err := z.PeerLinks(server, peers)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, q := range links {
+		errs = append(errs, q.RemoveToxics(), q.Heal())
+	}
+	return errors.Join(errs...)
+}
+
 // Modes asks every server for its mode once (`srvr`): "leader", "follower", "standalone", or ""
 // for a server that is down or not serving.
 func (z *ZooKeeper) Modes(ctx context.Context) map[string]string {

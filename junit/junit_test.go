@@ -9,7 +9,7 @@ import (
 
 func TestMarshalCountsFailuresAndErrorsAndEscapes(t *testing.T) {
 	out, err := Marshal(Suite{Name: "lockcheck run", Cases: []Case{
-		{Name: "gc-pause-set-nx-px", ClassName: "lockcheck.run", Time: 5200 * time.Millisecond, Output: "matches"},
+		{Name: "k2-set-nx-px", ClassName: "lockcheck.run", Time: 5200 * time.Millisecond, Output: "matches"},
 		{Name: "no-faults-redlock", ClassName: "lockcheck.run", Time: time.Second,
 			Failure: "verdict does not match expect", Detail: "mutual_exclusion: expected holds, got <violated> & more"},
 		{Name: "partition-zk", ClassName: "lockcheck.run", Error: "start servers: java not found"},

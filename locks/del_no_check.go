@@ -29,7 +29,7 @@ func init() {
 			"under contention it cascades: each holder whose lock was deleted deletes its successor's when it releases",
 			"holder paused past the TTL keeps believing it holds: double ownership (K2, K3)",
 		},
-		Scenarios: []string{"no-faults-del-no-check", "overrun-del-no-check"},
+		Scenarios: []string{"no-faults-del-no-check", "debate/seed000-del-without-owner-check"},
 		New: func(env Env) (Lock, error) {
 			return &delNoCheck{setNxPx: &setNxPx{rdb: dialRedis(env.Nodes[0], env), env: env}}, nil
 		},

@@ -33,7 +33,7 @@ func init() {
 			"holder stalls between its GET and its DEL past the TTL: the DEL deletes the next holder's lock, and two clients that never stalled hold it at once",
 			"holder paused past the TTL keeps believing it holds: double ownership (K2, K3)",
 		},
-		Scenarios: []string{"no-faults-get-del", "pause-before-del-get-del"},
+		Scenarios: []string{"no-faults-get-del", "debate/seed000-get-then-del"},
 		New: func(env Env) (Lock, error) {
 			return &getDel{setNxPx: &setNxPx{rdb: dialRedis(env.Nodes[0], env), env: env}}, nil
 		},

@@ -33,7 +33,7 @@ func init() {
 			"no owner identity: a holder whose lock was taken over DELs the new holder's lock",
 			"a holder paused past its expiry keeps believing it holds (K2)",
 		},
-		Scenarios: []string{"no-faults-getset", "skewed-clock-getset", "clock-jump-getset"},
+		Scenarios: []string{"no-faults-getset", "debate/seed000-client-clock-getset", "clock-jump-getset"},
 		New: func(env Env) (Lock, error) {
 			return &getsetLock{rdb: dialRedis(env.Nodes[0], env), env: env}, nil
 		},

@@ -54,6 +54,9 @@ type Env struct {
 	// Point marks a program point inside lock code where a scenario may stop the client (for
 	// example between sending commands and reading replies). Never nil.
 	Point func(name string)
+	// Sentinel, when set, makes single-node Redis designs follow Redis Sentinel to the current
+	// primary (redisconn.go) instead of dialing Nodes[0].
+	Sentinel *SentinelEnv
 }
 
 // Now reads the client's clock (real time when the Env has none). Designs read time only here.

@@ -167,11 +167,12 @@ func TestRegistryScenariosExist(t *testing.T) {
 		}
 	}
 	files, _ := filepath.Glob(filepath.Join("..", "scenarios", "*.yaml"))
+	debate, _ := filepath.Glob(filepath.Join("..", "scenarios", "debate", "*.yaml"))
 	lockLine := regexp.MustCompile(`(?m)^lock:\s*(\S+)`)
-	for _, f := range files {
+	for _, f := range append(files, debate...) {
 		src, _ := os.ReadFile(f)
 		m := lockLine.FindSubmatch(src)
-		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		name, _ := filepath.Rel(filepath.Join("..", "scenarios"), strings.TrimSuffix(f, ".yaml"))
 		if m != nil && !listed[string(m[1])+" "+name] {
 			t.Errorf("scenario %s runs %s, whose registry entry does not list it", name, m[1])
 		}

@@ -51,7 +51,7 @@ func init() {
 			"the watchdog finds the field gone and stops renewing silently: the holder is never told it lost the lock",
 			"no fencing token: the resource cannot reject the late writer",
 		},
-		Scenarios: []string{"no-faults-redisson", "short-pause-redisson", "gc-pause-redisson"},
+		Scenarios: []string{"no-faults-redisson", "short-pause-redisson", "debate/k2-redisson", "debate/k3-redisson"},
 		New:       func(env Env) (Lock, error) { return newHashLock(env, false), nil },
 	})
 }

@@ -28,7 +28,7 @@ func init() {
 			"the watchdog stops silently when it finds the field gone: the holder is never told",
 			"the token counter is on one node: it goes backwards if the node loses its data (K6)",
 		},
-		Scenarios: []string{"no-faults-redisson-fenced", "gc-pause-redisson-fenced"},
+		Scenarios: []string{"no-faults-redisson-fenced", "debate/k3-redisson-fenced"},
 		New:       func(env Env) (Lock, error) { return newHashLock(env, true), nil },
 	})
 }

@@ -23,11 +23,14 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockcheck/lockcheck/internal/redisopt"
 )
 
 // RedlockBeforeElapsedCheck is redlock's program point between collecting the nodes' replies and
-// reading the clock to compute the validity: a pause here is K10's "replies sit in the socket
-// buffers while the client is paused", which the elapsed-time check must catch (A8).
+// reading the clock to compute the validity; a pause here must be caught by the elapsed-time
+// check (A8). K10 proper, a pause while the replies still sit unread in the socket buffers, is
+// BetweenSendAndReply (see setEverywhere).
 const RedlockBeforeElapsedCheck = "before-elapsed-check"
 
 func init() {
@@ -38,7 +41,7 @@ func init() {
 		Token:   "none",
 		Nodes:   5,
 		Expires: true,
-		Points:  []string{RedlockBeforeElapsedCheck},
+		Points:  []string{BetweenSendAndReply, RedlockBeforeElapsedCheck},
 		Protects: "crashed holders (keys expire); a minority of nodes down or partitioned; delays during " +
 			"acquisition (the elapsed-time check gives the lock up, A8); a holder that checks its validity before acting",
 		FailureModes: []string{
@@ -46,8 +49,8 @@ func init() {
 			"no fencing token: the random value is not ordered, the resource cannot reject a late writer (K6)",
 			"a node that forgets its key (restart without fsync) or whose clock jumps lets a second majority form (K8, K9)",
 		},
-		Scenarios: []string{"no-faults-redlock", "gc-pause-after-validity-check-redlock", "gc-pause-redlock",
-			"pause-during-acquire-redlock"},
+		Scenarios: []string{"no-faults-redlock", "debate/k3-redlock", "debate/k2-redlock", "debate/k8-redlock", "debate/k9-redlock", "debate/a10-aof-always-redlock", "debate/a10-delayed-restart-redlock", "debate/a4-redlock", "debate/a7-redlock",
+			"pause-during-acquire-redlock", "random-mixed-redlock", "debate/k10-a8-redlock-send-reply-pause"},
 		New: func(env Env) (Lock, error) { return newRedlock(env), nil },
 	})
 }
@@ -73,6 +76,7 @@ end`)
 type redlock struct {
 	env        Env
 	nodes      []*redis.Client
+	hooks      []*redisopt.ReplyHook // one per node, for BetweenSendAndReply
 	quorum     int
 	value      string
 	validity   time.Duration // as computed at the last acquisition or extension
@@ -82,7 +86,9 @@ type redlock struct {
 func newRedlock(env Env) *redlock {
 	l := &redlock{env: env, quorum: len(env.Nodes)/2 + 1}
 	for _, addr := range env.Nodes {
-		l.nodes = append(l.nodes, dialRedis(addr, env))
+		h := &redisopt.ReplyHook{}
+		l.hooks = append(l.hooks, h)
+		l.nodes = append(l.nodes, dialRedisHooked(addr, env, h))
 	}
 	return l
 }
@@ -101,35 +107,54 @@ func (t redlockTally) String() string {
 	return fmt.Sprintf("%d yes, %d no, %d unknown", t.yes, t.no, t.unknown)
 }
 
-// redlockOnAll runs step on every node in parallel, each bounded by perNode (0: by ctx alone), and
-// counts the replies; errs joins the unknown ones, named by node.
-func redlockOnAll(ctx context.Context, nodes []*redis.Client, perNode time.Duration,
-	step func(context.Context, *redis.Client) (bool, error)) (t redlockTally, errs error) {
-	replies := make([]redlockReply, len(nodes))
-	var wg sync.WaitGroup
+// redlockRound is one step running on every node in parallel.
+type redlockRound struct {
+	wg      sync.WaitGroup
+	replies []redlockReply
+	done    []chan struct{} // closed when that node's step has returned
+}
+
+// redlockStart runs step on every node in parallel, each bounded by perNode (0: by ctx alone).
+func redlockStart(ctx context.Context, nodes []*redis.Client, perNode time.Duration,
+	step func(context.Context, *redis.Client) (bool, error)) *redlockRound {
+	r := &redlockRound{replies: make([]redlockReply, len(nodes)), done: make([]chan struct{}, len(nodes))}
 	for i, rdb := range nodes {
-		wg.Go(func() {
+		r.done[i] = make(chan struct{})
+		r.wg.Go(func() {
+			defer close(r.done[i])
 			c, cancel := ctx, context.CancelFunc(func() {})
 			if perNode > 0 {
 				c, cancel = context.WithTimeout(ctx, perNode)
 			}
 			defer cancel()
-			replies[i].yes, replies[i].err = step(c, rdb)
+			r.replies[i].yes, r.replies[i].err = step(c, rdb)
 		})
 	}
-	wg.Wait()
-	for i, r := range replies {
+	return r
+}
+
+// wait counts the replies once every node's step has returned; errs joins the unknown ones, named
+// by node.
+func (r *redlockRound) wait() (t redlockTally, errs error) {
+	r.wg.Wait()
+	for i, rep := range r.replies {
 		switch {
-		case r.err != nil:
+		case rep.err != nil:
 			t.unknown++
-			errs = errors.Join(errs, fmt.Errorf("node %d: %w", i+1, r.err))
-		case r.yes:
+			errs = errors.Join(errs, fmt.Errorf("node %d: %w", i+1, rep.err))
+		case rep.yes:
 			t.yes++
 		default:
 			t.no++
 		}
 	}
 	return t, errs
+}
+
+// redlockOnAll runs step on every node in parallel and counts the replies.
+func redlockOnAll(ctx context.Context, nodes []*redis.Client, perNode time.Duration,
+	step func(context.Context, *redis.Client) (bool, error)) (redlockTally, error) {
+	return redlockStart(ctx, nodes, perNode, step).wait()
 }
 
 func redlockSetNX(key, value string, ttl time.Duration) func(context.Context, *redis.Client) (bool, error) {
@@ -149,7 +174,7 @@ func (l *redlock) Acquire(ctx context.Context) (*int64, error) {
 	value := randomValue()
 	ttl := l.env.TTL
 	start := l.env.Now()
-	got, errs := redlockOnAll(ctx, l.nodes, redlockNodeTimeout(ttl), redlockSetNX(l.env.Key, value, ttl))
+	got, errs := l.setEverywhere(ctx, value)
 	l.env.Point(RedlockBeforeElapsedCheck)
 	now := l.env.Now()
 	elapsed := now.Sub(start)
@@ -169,11 +194,48 @@ func (l *redlock) Acquire(ctx context.Context) (*int64, error) {
 	switch {
 	case got.no >= l.quorum:
 		return nil, ErrBusy
-	case got.yes >= l.quorum:
-		return nil, fmt.Errorf("redlock: majority reached (%v) but %s elapsed, validity %s: gave it up", got, elapsed, validity)
+	case validity <= 0:
+		// Whatever the nodes said, the elapsed-time check alone rules the lock out (A8). After a
+		// long stall the replies are usually past their per-node timeout too (counted unknown).
+		return nil, errors.Join(fmt.Errorf("redlock: %s elapsed, validity %s: gave it up (%v)", elapsed, validity, got), errs)
 	default:
 		return nil, errors.Join(fmt.Errorf("redlock: no majority (%v)", got), errs)
 	}
+}
+
+// setEverywhere sends SET NX PX to every node in parallel and collects the replies. In between it
+// passes BetweenSendAndReply: once every node has its SET on the wire (or has failed to send it),
+// before any reply is read — each connection's reply hook holds its read back until then.
+func (l *redlock) setEverywhere(ctx context.Context, value string) (redlockTally, error) {
+	sent := make([]chan struct{}, len(l.nodes))
+	replies := make(chan struct{})
+	var allSent time.Time // when the last SET went out; set before replies is closed
+	for i, h := range l.hooks {
+		sent[i] = make(chan struct{})
+		h.Arm("set", func() time.Duration {
+			ready := time.Now()
+			close(sent[i])
+			<-replies
+			// Waiting for the other nodes' SETs is the harness's doing, not this node's: it must
+			// not eat the per-node timeout. A stop at the point itself (after allSent) does.
+			return max(0, allSent.Sub(ready))
+		})
+	}
+	round := redlockStart(ctx, l.nodes, redlockNodeTimeout(l.env.TTL), redlockSetNX(l.env.Key, value, l.env.TTL))
+	for i := range l.nodes {
+		select {
+		case <-sent[i]:
+		case <-round.done[i]: // never sent (no connection): nothing to wait for
+		}
+	}
+	allSent = time.Now()
+	l.env.Point(BetweenSendAndReply)
+	close(replies)
+	got, errs := round.wait()
+	for _, h := range l.hooks {
+		h.Disarm()
+	}
+	return got, errs
 }
 
 // ValidUntil is when this client's current hold ends by its own reckoning: the moment the elapsed

@@ -347,3 +347,70 @@ func n5Ctx(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// K10 on Redlock: the client stalls once all five SETs are on the wire, before it reads any reply.
+// Every node has already set the key to the client's value; the stall outlives the TTL. After it,
+// the elapsed-time check (and the per-node timeouts) make Redlock give up and unlock everything.
+func TestRedlockStalledBetweenSendAndReplyGivesUp(t *testing.T) {
+	c := n5Cluster(t, "a", "b")
+	ctx := n5Ctx(t)
+	ttl := 300 * time.Millisecond
+	var during string
+	passes := 0
+	a := n5Lock(t, c, "redlock", "a", ttl, func(p string) {
+		if p != BetweenSendAndReply {
+			return
+		}
+		passes++
+		// Sent means on the wire to the node's proxy, which forwards it a moment later.
+		stallEnd := time.Now().Add(2 * ttl)
+		for during = n5Keys(t, c); during != "11111" && time.Now().Before(stallEnd.Add(-ttl)); during = n5Keys(t, c) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(time.Until(stallEnd))
+	})
+	_, err := a.Acquire(ctx)
+	if err == nil || errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "gave it up") {
+		t.Fatalf("want a gave-it-up error after the stall, got %v", err)
+	}
+	t.Logf("after the stall: %v", err)
+	if passes != 1 {
+		t.Fatalf("passed %s %d times, want once", BetweenSendAndReply, passes)
+	}
+	if during != "11111" {
+		t.Fatalf("keys while stalled: %s, want 11111 (all five SETs sent before any reply is read)", during)
+	}
+	if !a.(Expiring).ValidUntil().IsZero() {
+		t.Fatal("a must not believe it holds")
+	}
+	if got := n5Keys(t, c); got != "00000" {
+		t.Fatalf("keys after giving up: %s, want 00000", got)
+	}
+	b := n5Lock(t, c, "redlock", "b", 10*time.Second, nil)
+	if _, err := b.Acquire(ctx); err != nil {
+		t.Fatalf("b after a gave up: %v", err)
+	}
+}
+
+// With a node whose link is cut the SET to it is never sent: the point must not wait for it.
+func TestRedlockSendReplyPointWithANodeUnreachable(t *testing.T) {
+	c := n5Cluster(t, "a")
+	ctx := n5Ctx(t)
+	n5Cut(t, c, "a", 4)
+	var during string
+	a := n5Lock(t, c, "redlock", "a", 10*time.Second, func(p string) {
+		if p == BetweenSendAndReply {
+			for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				if during = n5Keys(t, c); during == "11110" {
+					break
+				}
+			}
+		}
+	})
+	if _, err := a.Acquire(ctx); err != nil {
+		t.Fatalf("acquire with 4 of 5 nodes: %v", err)
+	}
+	if during != "11110" {
+		t.Fatalf("keys at the point: %s, want 11110", during)
+	}
+}

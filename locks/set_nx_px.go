@@ -9,8 +9,11 @@ package locks
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockcheck/lockcheck/internal/redisopt"
 )
 
 func init() {
@@ -21,14 +24,16 @@ func init() {
 		Token:    "INCR of <key>:token at acquire",
 		Nodes:    1,
 		Expires:  true,
+		Points:   []string{BetweenSendAndReply},
 		Protects: "crashed holders (the key expires) and deleting another client's lock (owner check)",
 		FailureModes: []string{
 			"holder paused past the TTL keeps believing it holds: double ownership (K2, K3)",
 			"a token from one node's counter goes backwards if the node loses its data (K6)",
 		},
-		Scenarios: []string{"no-faults-set-nx-px", "gc-pause-set-nx-px", "gc-pause-before-write-set-nx-px", "crash-holder-set-nx-px", "random-pauses-set-nx-px", "crash-restart-set-nx-px", "delay-write-set-nx-px", "clock-jump-node-set-nx-px"},
+		Scenarios: []string{"no-faults-set-nx-px", "debate/k2-set-nx-px", "debate/k3-set-nx-px", "crash-holder-set-nx-px", "debate/k2-random-pauses-set-nx-px", "failover-lost-lock-set-nx-px", "crash-restart-set-nx-px", "debate/k4-set-nx-px", "debate/a4-set-nx-px", "clock-jump-node-set-nx-px", "debate/k10-set-nx-px-send-reply-pause", "debate/k6-failover-token-backwards"},
 		New: func(env Env) (Lock, error) {
-			return &setNxPx{rdb: dialRedis(env.Nodes[0], env), env: env}, nil
+			hook := &redisopt.ReplyHook{}
+			return &setNxPx{rdb: dialRedisHooked(env.Nodes[0], env, hook), hook: hook, env: env}, nil
 		},
 	})
 }
@@ -41,15 +46,31 @@ else
   return 0
 end`)
 
+// BetweenSendAndReply is the program point where the lock's SET has been written to the socket
+// and its reply is not read yet (K10): a client stopped there has its reply waiting in the socket
+// buffer while the server already runs the TTL down. Redlock passes it once all its SETs are sent.
+const BetweenSendAndReply = "between-send-and-reply"
+
+// dialRedisHooked is dialRedis with a reply hook on the connection, for BetweenSendAndReply.
+func dialRedisHooked(addr string, env Env, hook *redisopt.ReplyHook) *redis.Client {
+	return newRedisClient(redisopt.WithReplyHook(redisopt.Options(addr, env.Timeout), hook), env)
+}
+
 type setNxPx struct {
 	rdb   *redis.Client
+	hook  *redisopt.ReplyHook
 	env   Env
 	value string
 }
 
 func (l *setNxPx) Acquire(ctx context.Context) (*int64, error) {
 	value := randomValue()
+	l.hook.Arm("set", func() time.Duration {
+		l.env.Point(BetweenSendAndReply)
+		return 0 // a stop here is the client's own stall: it counts against the command's timeout
+	})
 	ok, err := l.rdb.SetNX(ctx, l.env.Key, value, l.env.TTL).Result()
+	l.hook.Disarm()
 	if err != nil {
 		return nil, err
 	}

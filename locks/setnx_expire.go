@@ -35,7 +35,7 @@ func init() {
 			"client dies (or its EXPIRE fails) between SETNX and EXPIRE: the key never expires, every other client starves",
 			"holder paused past the TTL keeps believing it holds, and there is no fencing token (K2)",
 		},
-		Scenarios: []string{"no-faults-setnx-expire", "crash-between-setnx-and-expire"},
+		Scenarios: []string{"no-faults-setnx-expire", "debate/seed000-setnx-then-expire"},
 		New: func(env Env) (Lock, error) {
 			return &setnxExpire{rdb: dialRedis(env.Nodes[0], env), env: env}, nil
 		},

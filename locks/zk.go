@@ -51,7 +51,7 @@ func init() {
 			"Lock takes no context: a waiter blocks until its predecessor goes or its session ends (run in a goroutine here and abandoned)",
 			"on an error Lock leaves its node in the queue: a caller retrying on the same connection waits behind its own orphan until the session ends (deleted here for it)",
 		},
-		Scenarios: []string{"no-faults-zk", "gc-pause-zk", "partition-zk", "leader-crash-zk"},
+		Scenarios: []string{"no-faults-zk", "debate/k2-zk", "debate/k3-zk", "partition-zk", "leader-crash-zk", "debate/k11-quorum-split-zk"},
 		New: func(env Env) (Lock, error) {
 			return &zkLib{env: env, s: newZKSession(env), path: zkLockPath(env.Key)}, nil
 		},

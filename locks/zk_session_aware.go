@@ -48,7 +48,7 @@ func init() {
 			"a pause between the validity check and the write (K3): nothing can catch it; czxid fencing rescues",
 			"validity counts from the last read from a server: off by up to one round trip from when the server last heard from us (ZooKeeper rounds expiry up to a tick, which covers it here)",
 		},
-		Scenarios: []string{"no-faults-zk-session-aware", "gc-pause-zk-session-aware", "gc-pause-after-check-zk-session-aware", "partition-zk-session-aware"},
+		Scenarios: []string{"no-faults-zk-session-aware", "debate/k2-zk-session-aware", "debate/k3-zk-session-aware", "partition-zk-session-aware"},
 		New: func(env Env) (Lock, error) {
 			return newZKRecipe(env, zkMutexKind), nil
 		},

@@ -30,10 +30,11 @@ const (
 	CrashFault     = "crash"     // kill a server, restart it after For
 	PartitionFault = "partition" // cut a client's links to Nodes for For
 	DelayFault     = "delay"     // hold a client's traffic to Nodes back by Latency ± Jitter for For
+	StrobeFault    = "strobe"    // flip a server's clock between true time and Offset every Period, for For
 )
 
 // Kinds lists the fault kinds a schedule may name.
-var Kinds = []string{PauseFault, KillFault, ClockFault, CrashFault, PartitionFault, DelayFault}
+var Kinds = []string{PauseFault, KillFault, ClockFault, CrashFault, PartitionFault, DelayFault, StrobeFault}
 
 // Fault is one planned fault.
 type Fault struct {
@@ -48,17 +49,27 @@ type Fault struct {
 	Nodes      []string      // partitions and delays: the Target client's links they act on (empty: every lock node)
 	Latency    time.Duration // delays: how long each byte is held back...
 	Jitter     time.Duration // ...give or take this much
+	Period     time.Duration // strobes: how long the clock stays at each of its two settings
 }
 
 // Random is a Jepsen-style random package: every Interval on average, one fault of a kind drawn
-// from Kinds on a target drawn from Targets, lasting between MinFor and MaxFor.
+// from Kinds on a target drawn from the targets that suit that kind, lasting between MinFor and
+// MaxFor. Clock faults step the target's clock by an offset drawn from ±MaxOffset; partitions and
+// delays act on a client's links to a random non-empty subset of Nodes, delays by a latency drawn
+// from (0, MaxLatency].
 type Random struct {
-	Kinds    []string
-	Targets  []string
-	Interval time.Duration
-	MinFor   time.Duration
-	MaxFor   time.Duration
-	Seed     int64
+	Kinds   []string
+	Targets []string
+	// ByKind narrows the targets per kind (a crash only on servers, a kill only on clients); a
+	// kind missing here draws from Targets.
+	ByKind     map[string][]string
+	Interval   time.Duration
+	MinFor     time.Duration
+	MaxFor     time.Duration
+	MaxOffset  time.Duration
+	MaxLatency time.Duration
+	Nodes      []string // the lock nodes a partition or delay may cut a client from
+	Seed       int64
 }
 
 // Schedule is what a scenario asks of the nemesis.
@@ -133,7 +144,11 @@ func (n *Nemesis) Start(s Schedule) error {
 		}
 	}
 	if s.Random != nil {
-		for _, name := range s.Random.Targets {
+		names := append([]string(nil), s.Random.Targets...)
+		for _, ts := range s.Random.ByKind {
+			names = append(names, ts...)
+		}
+		for _, name := range names {
 			if n.target(name) == nil {
 				return fmt.Errorf("nemesis: no target %q", name)
 			}
@@ -213,6 +228,8 @@ func (n *Nemesis) apply(f Fault, alreadyStopped bool) {
 		n.partition(f)
 	case DelayFault:
 		n.delay(f)
+	case StrobeFault:
+		n.strobe(f)
 	}
 }
 

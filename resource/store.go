@@ -7,6 +7,8 @@
 //   - fenced-rw:    a read with such a token is rejected too, and a read raises the highest token
 //     seen; write-only fencing still loses read-modify-write updates (A(33) reads, B(34) reads,
 //     A writes, B writes).
+//   - cas-random:   antirez's alternative to ordered tokens (A4): no order, only the lock's random
+//     unique value and a check-and-set on the resource (see the note after Registers).
 //
 // Each script also appends the access to the resource's own log, in the order Redis applied it.
 package resource
@@ -29,13 +31,35 @@ const (
 	Unfenced    = "unfenced"
 	FencedWrite = "fenced-write"
 	FencedRW    = "fenced-rw"
+	CASRandom   = "cas-random"
 )
 
 // Registers lists every register in report order.
-var Registers = []string{Unfenced, FencedWrite, FencedRW}
+var Registers = []string{Unfenced, FencedWrite, FencedRW, CASRandom}
 
 // Fenced reports whether a register needs a fencing token.
-func Fenced(register string) bool { return register != Unfenced }
+func Fenced(register string) bool { return register == FencedWrite || register == FencedRW }
+
+// NeedsValue reports whether a register needs the lock's random value (cas-random).
+func NeedsValue(register string) bool { return register == CASRandom }
+
+// cas-random is A4 as antirez describes it ("Is Redlock safe?", 2016): a lock whose value is a
+// random unique string gives no order, but the resource can still refuse a stale holder by
+// check-and-set. When a client starts working on the resource it marks the resource with its
+// lock value; it may modify the resource only if the mark is still its own value. So:
+//
+//   - read: unconditionally set the register's owner to the caller's lock value (the claim), and
+//     return the register's value. A read without a value is rejected, as a tokenless read is
+//     on the fenced registers.
+//   - write: accepted only if the owner is still the caller's value, else "rejected".
+//
+// The read does not refuse anyone (nothing is ordered, so there is no "stale" value to refuse):
+// the last reader wins, and any earlier reader's write is refused. That makes every accepted
+// read-modify-write atomic on this register, but it does not keep a stale holder out: a holder
+// whose lease ended, resuming before its read, claims the resource and writes, while the
+// legitimate holder's write is then refused. Both are recorded as they happen. A value unique per
+// client (Redisson's owner id) serves as well as one per acquisition: a client never has two
+// critical sections at once. The owner mark lives in lockcheck:owner:cas-random.
 
 const logKey = "lockcheck:log"
 
@@ -45,8 +69,11 @@ const scriptPrelude = `
 local function value(reg) return tonumber(redis.call('GET', 'lockcheck:reg:' .. reg) or '0') end
 local function maxToken(reg) return tonumber(redis.call('GET', 'lockcheck:max:' .. reg) or '-1') end
 local client, cs, token = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local lockValue = ARGV[4]
+if lockValue == '' then lockValue = nil end
 local regs = {}
-local entry = {seq = redis.call('INCR', 'lockcheck:seq'), client = client, cs = cs, token = token, regs = regs}
+local entry = {seq = redis.call('INCR', 'lockcheck:seq'), client = client, cs = cs, token = token, value = lockValue, regs = regs}
+local firstReg = 5
 `
 
 const scriptEpilogue = `
@@ -57,7 +84,7 @@ return encoded
 
 var readScript = redis.NewScript(scriptPrelude + `
 entry.op = 'read'
-for i = 4, #ARGV do
+for i = firstReg, #ARGV do
   local reg = ARGV[i]
   local status = 'ok'
   if reg == 'fenced-rw' then
@@ -66,16 +93,26 @@ for i = 4, #ARGV do
     else
       redis.call('SET', 'lockcheck:max:' .. reg, token)
     end
+  elseif reg == 'cas-random' then
+    if lockValue == nil then
+      status = 'rejected'
+    else
+      redis.call('SET', 'lockcheck:owner:' .. reg, lockValue)
+    end
   end
   regs[reg] = {value = value(reg), status = status}
 end` + scriptEpilogue)
 
 var writeScript = redis.NewScript(scriptPrelude + `
 entry.op = 'write'
-for i = 4, #ARGV, 2 do
+for i = firstReg, #ARGV, 2 do
   local reg, v = ARGV[i], tonumber(ARGV[i + 1])
   local status = 'ok'
-  if reg ~= 'unfenced' then
+  if reg == 'cas-random' then
+    if lockValue == nil or redis.call('GET', 'lockcheck:owner:' .. reg) ~= lockValue then
+      status = 'rejected'
+    end
+  elseif reg ~= 'unfenced' then
     if token == nil or token < maxToken(reg) then
       status = 'rejected'
     else
@@ -116,9 +153,19 @@ func tokenArg(token *int64) string {
 	return strconv.FormatInt(*token, 10)
 }
 
-// Read reads the given registers in one atomic step, presenting token (nil: the lock has none).
-func (s *Store) Read(ctx context.Context, client string, cs int64, token *int64, registers []string) (map[string]history.Register, error) {
-	args := []any{client, cs, tokenArg(token)}
+// Access is who accesses the resource and what its lock gave it to present.
+type Access struct {
+	Client string
+	CS     int64  // critical section number
+	Token  *int64 // fencing token; nil when the lock has none (fenced registers reject)
+	Value  string // the lock's random value; "" when it has none (cas-random rejects)
+}
+
+func (a Access) args() []any { return []any{a.Client, a.CS, tokenArg(a.Token), a.Value} }
+
+// Read reads the given registers in one atomic step.
+func (s *Store) Read(ctx context.Context, a Access, registers []string) (map[string]history.Register, error) {
+	args := a.args()
 	for _, r := range registers {
 		args = append(args, r)
 	}
@@ -126,8 +173,8 @@ func (s *Store) Read(ctx context.Context, client string, cs int64, token *int64,
 }
 
 // Write writes values to registers in one atomic step; each register accepts or rejects on its own.
-func (s *Store) Write(ctx context.Context, client string, cs int64, token *int64, values map[string]int64) (map[string]history.Register, error) {
-	args := []any{client, cs, tokenArg(token)}
+func (s *Store) Write(ctx context.Context, a Access, values map[string]int64) (map[string]history.Register, error) {
+	args := a.args()
 	for _, r := range Registers { // fixed order keeps the log readable
 		if v, ok := values[r]; ok {
 			args = append(args, r, v)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/report"
 	"github.com/lockcheck/lockcheck/resource"
 	"github.com/lockcheck/lockcheck/scenarios"
 )
@@ -27,6 +28,8 @@ type Result struct {
 	Verdict    checker.Verdict    `json:"verdict"`
 	Matches    bool               `json:"matches_expect"`
 	Mismatches []checker.Mismatch `json:"mismatches,omitempty"`
+	// ReportError says why report.html could not be written; the verdict stands regardless.
+	ReportError error `json:"-"`
 }
 
 // newRunDir makes results/<scenario>/<timestamp>/ with the scenario's own text in it, and points
@@ -77,6 +80,7 @@ func Judge(dir string) (*Result, error) {
 			_ = checker.Visualize(events, reg, filepath.Join(dir, "linearizability-"+reg+".html"))
 		}
 	}
+	res.ReportError = report.Write(dir) // last: it reads verdict.json and links the pages above
 	return res, nil
 }
 

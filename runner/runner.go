@@ -29,6 +29,9 @@ type Options struct {
 	Worker     []string // command line that starts a worker; default: this executable + "worker"
 	WorkerEnv  []string // environment for workers; default: ours
 	Logger     *slog.Logger
+	// OnEvent, if set, sees every event as it is recorded (a progress display); it is called
+	// from several goroutines at once.
+	OnEvent func(history.Event)
 }
 
 // ErrInterrupted marks a run cut short by its context (Ctrl-C). Its history is still judged.
@@ -88,6 +91,9 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 		}
 	}()
 	record := hw.Append
+	if o.OnEvent != nil {
+		record = func(e history.Event) { hw.Append(e); o.OnEvent(e) }
+	}
 	note := func(f string, e history.Event) {
 		e.Time, e.Process, e.Type, e.F = history.Now(), history.Controller, history.Note, f
 		record(e)
@@ -242,10 +248,11 @@ func workerConfig(sc *scenarios.Scenario, svc *services, client string, i int) w
 		TTL:      sc.TTL.D(),
 		Seed:     sc.Seed*1000 + int64(i),
 		Clock:    workloads.ClockSetting{Offset: sc.Clocks[client].Offset.D(), Rate: sc.Clocks[client].Rate},
+		Sentinel: svc.sentinelEnv(client),
 		Workload: workloads.Workload{
 			Hold:           sc.Workload.Hold.D(),
 			Think:          sc.Workload.Think.D(),
-			StartDelay:     time.Duration(i) * sc.Workload.Stagger.D(),
+			StartDelay:     sc.Workload.Start.D() + time.Duration(i)*sc.Workload.Stagger.D(),
 			AcquireTimeout: sc.Workload.AcquireTimeout.D(),
 			BackoffMin:     sc.Workload.BackoffMin.D(),
 			BackoffMax:     sc.Workload.BackoffMax.D(),
@@ -265,13 +272,14 @@ func schedule(sc *scenarios.Scenario) nemesis.Schedule {
 	var s nemesis.Schedule
 	for _, f := range sc.Nemesis {
 		if r := f.Random; r != nil {
-			s.Random = &nemesis.Random{Kinds: r.Faults, Targets: r.Targets, Interval: r.Interval.D(),
-				MinFor: r.MinFor.D(), MaxFor: r.MaxFor.D(), Seed: sc.Seed}
+			s.Random = &nemesis.Random{Kinds: r.Faults, Targets: r.Targets, ByKind: sc.RandomTargets(*r),
+				Interval: r.Interval.D(), MinFor: r.MinFor.D(), MaxFor: r.MaxFor.D(),
+				MaxOffset: r.MaxOffset.D(), MaxLatency: r.MaxLatency.D(), Nodes: sc.NodeNames(), Seed: sc.Seed}
 			continue
 		}
 		s.Faults = append(s.Faults, nemesis.Fault{Kind: f.Fault, Target: f.Target, At: f.At.D(),
 			Point: f.Point, Occurrence: f.Occurrence, For: f.For.D(), Offset: f.Offset.D(), Rate: f.Rate, Nodes: f.Nodes,
-			Latency: f.Latency.D(), Jitter: f.Jitter.D()})
+			Latency: f.Latency.D(), Jitter: f.Jitter.D(), Period: f.Period.D()})
 	}
 	return s
 }

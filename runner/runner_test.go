@@ -41,6 +41,16 @@ func TestShippedScenariosReachTheirExpectedVerdicts(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scenarios found: %v", err)
 	}
+	// The debate's claims (scenarios/debate/): a fast subset here, one per mechanism; `make
+	// debate` runs them all. LOCKCHECK_ALL_DEBATE=1 runs them all here too.
+	debate := make([]string, len(fastDebate))
+	for i, name := range fastDebate {
+		debate[i] = "../scenarios/debate/" + name + ".yaml"
+	}
+	if os.Getenv("LOCKCHECK_ALL_DEBATE") == "1" {
+		debate, _ = filepath.Glob("../scenarios/debate/*.yaml")
+	}
+	files = append(files, debate...)
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".yaml"), func(t *testing.T) {
 			sc, err := scenarios.Load(f)
@@ -65,6 +75,16 @@ func TestShippedScenariosReachTheirExpectedVerdicts(t *testing.T) {
 			assertRunFolder(t, sc, res.Dir)
 		})
 	}
+}
+
+// fastDebate is the part of the debate make test asserts: each fault mechanism once (pause,
+// delay, failover, asymmetric partition + node clock, crash-restart, send/reply stall, cas-random,
+// persistence, and the seeds' four mistakes).
+var fastDebate = []string{
+	"k2-set-nx-px", "k2-zk", "k3-redlock", "k3-redisson-fenced", "k4-set-nx-px", "k6-failover-token-backwards",
+	"k8-redlock", "k9-redlock", "k10-a8-redlock-send-reply-pause", "k10-set-nx-px-send-reply-pause",
+	"a4-redlock", "a10-aof-always-redlock", "seed000-client-clock-getset", "seed000-del-without-owner-check",
+	"seed000-get-then-del", "seed000-setnx-then-expire",
 }
 
 func assertRunFolder(t *testing.T, sc *scenarios.Scenario, dir string) {

@@ -20,13 +20,14 @@ import (
 type services struct {
 	redis     *cluster.Cluster   // lock nodes when the lock runs on Redis, and always the resource
 	zookeeper *cluster.ZooKeeper // lock nodes when the lock runs on ZooKeeper
+	failover  *cluster.Failover  // lock nodes when the scenario has replicas (failover.go)
 	nodes     []string
 }
 
 func startServices(ctx context.Context, sc *scenarios.Scenario, dir string, clients []string, log *slog.Logger) (*services, error) {
 	s := &services{nodes: sc.NodeNames()}
 	redisNodes := sc.Nodes
-	if sc.Service() == locks.ZooKeeper {
+	if sc.Service() == locks.ZooKeeper || sc.Replicas > 0 {
 		redisNodes = 0
 	}
 	var err error
@@ -46,12 +47,21 @@ func startServices(ctx context.Context, sc *scenarios.Scenario, dir string, clie
 			return nil, err
 		}
 	}
+	if sc.Replicas > 0 {
+		if err := s.startFailover(ctx, sc, dir, clients, log); err != nil {
+			s.stop()
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
 func (s *services) stop() {
 	if s.zookeeper != nil {
 		_ = s.zookeeper.Stop()
+	}
+	if s.failover != nil {
+		_ = s.failover.Stop()
 	}
 	_ = s.redis.Stop()
 }
@@ -60,6 +70,9 @@ func (s *services) stop() {
 func (s *services) lockAddrs(client string) []string {
 	if s.zookeeper != nil {
 		return s.zookeeper.ConnectString(client)
+	}
+	if s.failover != nil {
+		return []string{s.failover.Link(client, s.failover.Nodes[0].Name).Addr()}
 	}
 	var out []string
 	for _, n := range s.nodes {
@@ -78,6 +91,9 @@ func (s *services) link(client, node string) *cluster.Link {
 	if s.zookeeper != nil && node != cluster.ResourceNode {
 		return s.zookeeper.Link(client, node)
 	}
+	if s.failover != nil && node != cluster.ResourceNode {
+		return s.failover.Link(client, node)
+	}
 	return s.redis.Link(client, node)
 }
 
@@ -90,6 +106,9 @@ func (s *services) targets() map[string]nemesis.Target {
 		}
 		out[scenarios.Leader] = &leaderTarget{zk: s.zookeeper}
 		return out
+	}
+	if s.failover != nil {
+		return s.failoverTargets()
 	}
 	for _, n := range s.redis.Nodes {
 		out[n.Name] = serverTarget{n}
@@ -170,6 +189,9 @@ func (l *leaderTarget) with(start bool, f func(*cluster.ZKServer) error) error {
 type network struct{ s *services }
 
 func (n network) each(client string, nodes []string, f func(*cluster.Link) error) error {
+	if l := n.s.replicationLink(client); l != nil { // a replica's "links": its replication link
+		return f(l)
+	}
 	if len(nodes) == 0 {
 		nodes = n.s.nodes
 	}
@@ -186,11 +208,17 @@ func (n network) each(client string, nodes []string, f func(*cluster.Link) error
 }
 
 func (n network) Cut(client string, nodes []string) error {
+	if z := n.s.zookeeper; z != nil && z.Server(client) != nil { // a server cut from its peers
+		return z.CutPeers(client, nodes)
+	}
 	return n.each(client, nodes, (*cluster.Link).Cut)
 }
 
 // Heal undoes cuts and delays alike.
 func (n network) Heal(client string, nodes []string) error {
+	if z := n.s.zookeeper; z != nil && z.Server(client) != nil {
+		return z.HealPeers(client, nodes)
+	}
 	return n.each(client, nodes, func(l *cluster.Link) error {
 		return errors.Join(l.RemoveToxics(), l.Heal())
 	})

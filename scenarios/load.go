@@ -178,6 +178,7 @@ func (s *Scenario) applyDefaults() {
 	def(&w.BackoffMin, Duration(5e6))
 	def(&w.BackoffMax, Duration(20e6))
 	def(&w.Timeout, Duration(250e6))
+	s.failoverDefaults()
 	for i := range s.Nemesis {
 		if s.Nemesis[i].Point != "" && s.Nemesis[i].Occurrence == 0 {
 			s.Nemesis[i].Occurrence = 1
@@ -250,7 +251,7 @@ func (s *Scenario) validate() []*Error {
 		if !contains(nemesis.Kinds, f.Fault) {
 			bad(p+".fault", "unknown fault %q; valid faults: %s", f.Fault, strings.Join(nemesis.Kinds, ", "))
 		}
-		if !contains(targets, f.Target) {
+		if !contains(targets, f.Target) && !s.failoverTargetNeedsReplicas(p, f.Target, bad) {
 			bad(p+".target", "no such target %q; this scenario has: %s", f.Target, strings.Join(targets, ", "))
 		}
 		switch {
@@ -276,7 +277,7 @@ func (s *Scenario) validate() []*Error {
 			if f.Offset == 0 && f.Rate == 0 {
 				bad(p+".offset", "a clock fault needs an offset (e.g. offset: 2s) or a rate (e.g. rate: 1.1)")
 			}
-		} else if f.Offset != 0 || f.Rate != 0 {
+		} else if (f.Offset != 0 || f.Rate != 0) && f.Fault != nemesis.StrobeFault {
 			bad(p+".offset", "offset and rate belong to clock faults only")
 		}
 		if f.Rate < 0 {
@@ -289,10 +290,18 @@ func (s *Scenario) validate() []*Error {
 				bad(p+".target", "crash restarts a server; to end a client use kill")
 			}
 		case nemesis.PartitionFault, nemesis.DelayFault:
+			if s.isZKServer(f.Target) && f.Fault == nemesis.PartitionFault {
+				s.validateQuorumCut(p, f, bad)
+				break
+			}
+			if s.isReplica(f.Target) && f.Fault == nemesis.PartitionFault {
+				s.validateReplicationCut(p, f, bad)
+				break
+			}
 			if !isClient {
 				bad(p+".target", "a %s acts on a client's links: target a client and list the nodes (or resource)", f.Fault)
 			}
-			links := append(s.NodeNames(), "resource")
+			links := append(append(s.NodeNames(), s.failoverNodeNames()...), "resource")
 			for _, node := range f.Nodes {
 				if !contains(links, node) {
 					bad(p+".nodes", "no such link %q; this scenario has: %s", node, strings.Join(links, ", "))
@@ -313,6 +322,8 @@ func (s *Scenario) validate() []*Error {
 			bad(p+".latency", "latency and jitter belong to delay faults only")
 		}
 	}
+	s.validateFailover(bad)
+	s.validateNemesisRules(bad)
 	switch s.Persistence {
 	case "", "none", "aof-everysec", "aof-always":
 		if s.Persistence != "" && s.Service() != locks.Redis {
@@ -344,31 +355,6 @@ func (s *Scenario) validate() []*Error {
 		}
 	}
 	return errs
-}
-
-func (s *Scenario) validateRandom(p string, r Random, targets []string, bad func(string, string, ...any)) {
-	if len(r.Faults) == 0 {
-		bad(p+".faults", "list at least one fault (%s)", nemesis.PauseFault)
-	}
-	for _, k := range r.Faults {
-		if k != nemesis.PauseFault { // a random kill would end clients for good; plan kills instead
-			bad(p+".faults", "random packages support %q only, got %q", nemesis.PauseFault, k)
-		}
-	}
-	if len(r.Targets) == 0 {
-		bad(p+".targets", "list the targets to pick from: %s", strings.Join(targets, ", "))
-	}
-	for _, t := range r.Targets {
-		if !contains(targets, t) {
-			bad(p+".targets", "no such target %q; this scenario has: %s", t, strings.Join(targets, ", "))
-		}
-	}
-	if r.Interval == 0 {
-		bad(p+".interval", "missing: the mean time between faults")
-	}
-	if r.MaxFor < r.MinFor || r.MaxFor == 0 {
-		bad(p+".max_for", "need 0 < min_for <= max_for")
-	}
 }
 
 // ClientNames lists the clients, client-1 first.
@@ -409,6 +395,7 @@ func (s *Scenario) targets() []string {
 	if s.Service() == locks.ZooKeeper {
 		t = append(t, Leader)
 	}
+	t = append(t, s.failoverTargets()...)
 	return t
 }
 

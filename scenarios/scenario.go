@@ -15,13 +15,13 @@ import (
 
 // Scenario is one scenario file.
 type Scenario struct {
-	Name        string                  `yaml:"name"`
-	Description string                  `yaml:"description"`
-	Claims      []string                `yaml:"claims"` // REFERENCE.md claim ids this scenario tests (K2, A8, ...)
+	Name        string   `yaml:"name"`
+	Description string   `yaml:"description"`
+	Claims      []string `yaml:"claims"` // REFERENCE.md claim ids this scenario tests (K2, A8, ...)
 	// Debate scenarios (scenarios/debate/) also say which side of the Kleppmann/antirez debate
 	// the observed verdict supports and, in one sentence, what was observed.
-	Supports string `yaml:"supports"` // kleppmann | antirez | both | neither
-	Finding  string `yaml:"finding"`
+	Supports    string                  `yaml:"supports"` // kleppmann | antirez | both | neither
+	Finding     string                  `yaml:"finding"`
 	Lock        string                  `yaml:"lock"`
 	Nodes       int                     `yaml:"nodes"` // lock-service nodes; 0 = what the design needs
 	Clients     int                     `yaml:"clients"`
@@ -31,8 +31,12 @@ type Scenario struct {
 	Workload    Workload                `yaml:"workload"`
 	Clocks      map[string]ClockSetting `yaml:"clocks"`      // clients whose own clock starts skewed
 	Persistence string                  `yaml:"persistence"` // Redis lock nodes: none (default), aof-everysec, aof-always
-	Nemesis     []Fault                 `yaml:"nemesis"`
-	Expect      checker.Expect          `yaml:"expect"`
+	// Failover (failover.go): the one Redis primary gets replicas, replicating through proxies, and
+	// Redis Sentinels that promote a replica when it dies; clients follow Sentinel.
+	Replicas  int            `yaml:"replicas"`  // data nodes n2..n(1+replicas); 0: no failover
+	Sentinels int            `yaml:"sentinels"` // sentinels s1..; default 3 when there are replicas
+	Nemesis   []Fault        `yaml:"nemesis"`
+	Expect    checker.Expect `yaml:"expect"`
 
 	// Path is the file it was loaded from.
 	Path string `yaml:"-"`
@@ -45,6 +49,7 @@ type Workload struct {
 	Hold           Duration `yaml:"hold"`
 	Think          Duration `yaml:"think"`
 	Stagger        Duration `yaml:"stagger"` // client-N starts (N-1)*stagger after client-1: who goes first is then deterministic
+	Start          Duration `yaml:"start"`   // every client waits this long before its first acquire, so faults planned at 0s are in force first
 	AcquireTimeout Duration `yaml:"acquire_timeout"`
 	BackoffMin     Duration `yaml:"backoff_min"`
 	BackoffMax     Duration `yaml:"backoff_max"`
@@ -67,6 +72,7 @@ type Fault struct {
 	Nodes      []string `yaml:"nodes"`      // partition, delay: the target client's links to these (lock nodes or "resource"; default: every lock node)
 	Latency    Duration `yaml:"latency"`    // delay: each byte the client sends is held back this long...
 	Jitter     Duration `yaml:"jitter"`     // ...give or take this much
+	Period     Duration `yaml:"period"`     // strobe: the server's clock flips between true time and offset this often
 	Random     *Random  `yaml:"random"`
 }
 
@@ -77,6 +83,9 @@ type Random struct {
 	Interval Duration `yaml:"interval"`
 	MinFor   Duration `yaml:"min_for"`
 	MaxFor   Duration `yaml:"max_for"`
+	// MaxOffset bounds random clock steps (drawn from ±max_offset); MaxLatency random delays.
+	MaxOffset  Duration `yaml:"max_offset"`
+	MaxLatency Duration `yaml:"max_latency"`
 }
 
 // ClockSetting is a client clock's start: offset from real time and rate (1 = true speed).

@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/lockcheck/lockcheck/locks"
 )
 
 // Program points where a scenario can stop a client. Lock designs may mark more points of their
@@ -61,6 +63,9 @@ type Config struct {
 	Clock    ClockSetting  `json:"clock"`
 	Role     string        `json:"role,omitempty"` // "read" or "write" for read/write designs: readers only read
 	Seed     int64         `json:"seed"`
+	// Sentinel is set when the lock's Redis runs under Sentinel (a primary with replicas): the
+	// lock follows Sentinel, reaching sentinels and data nodes through this client's proxies.
+	Sentinel *locks.SentinelEnv `json:"sentinel,omitempty"`
 }
 
 // ClockSetting is a client clock's offset from real time and its rate (0 or 1: true speed).

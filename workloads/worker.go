@@ -92,6 +92,7 @@ func newWorker(cfg Config, out io.Writer, logger *slog.Logger) (*worker, error) 
 	w.lock, err = design.New(locks.Env{
 		Client: cfg.Client, Nodes: cfg.Nodes, Key: cfg.Key, TTL: cfg.TTL,
 		Timeout: cfg.Workload.Timeout, Point: w.point, Clock: w.clock, Role: cfg.Role,
+		Sentinel: cfg.Sentinel,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("worker %s: build lock %s: %w", cfg.Client, cfg.Lock, err)
@@ -156,7 +157,7 @@ func (w *worker) loop(stop context.Context) {
 		}
 		w.point(AfterAcquire)
 		nested := w.cfg.Workload.Reentrant && w.nest(history.Reacquire)
-		w.criticalSection(token)
+		w.criticalSection(resource.Access{Client: w.cfg.Client, Token: token, Value: locks.ValueOf(w.lock)})
 		if nested {
 			w.nest(history.Rerelease)
 		}
@@ -242,25 +243,32 @@ func (w *worker) stillValid() bool {
 	return true
 }
 
-// registers lists what this client can touch: fenced registers need a token.
-func (w *worker) registers(token *int64) []string {
-	if token == nil {
-		return []string{resource.Unfenced}
+// registers lists what this client can touch: fenced registers need a token, cas-random the
+// lock's random value.
+func registers(a resource.Access) []string {
+	var out []string
+	for _, r := range resource.Registers {
+		if (resource.Fenced(r) && a.Token == nil) || (resource.NeedsValue(r) && a.Value == "") {
+			continue
+		}
+		out = append(out, r)
 	}
-	return resource.Registers
+	return out
 }
 
 // criticalSection reads every register, works for Hold, then writes value+1 to each register whose
-// read was accepted. Ops that time out are recorded as info with outcome unknown.
-func (w *worker) criticalSection(token *int64) {
+// read was accepted. Ops that time out are recorded as info with outcome unknown. a carries the
+// lock's token and value, presented with every access.
+func (w *worker) criticalSection(a resource.Access) {
 	if !w.stillValid() {
 		return
 	}
 	w.cs++
-	cs := w.cs
+	cs, token := w.cs, a.Token
+	a.CS = cs
 	op := w.invoke(history.Read, history.Event{CS: cs, Token: token})
 	ctx, cancel := w.opContext()
-	read, err := w.store.Read(ctx, w.cfg.Client, cs, token, w.registers(token))
+	read, err := w.store.Read(ctx, a, registers(a))
 	cancel()
 	if err != nil {
 		w.complete(op, history.Info, history.Read, history.Event{CS: cs, Token: token, Error: err.Error()})
@@ -289,7 +297,7 @@ func (w *worker) criticalSection(token *int64) {
 	}
 	op = w.invoke(history.Write, history.Event{CS: cs, Token: token, Registers: unknownRegisters(values)})
 	ctx, cancel = w.opContext()
-	written, err := w.store.Write(ctx, w.cfg.Client, cs, token, values)
+	written, err := w.store.Write(ctx, a, values)
 	cancel()
 	if err != nil {
 		w.complete(op, history.Info, history.Write, history.Event{CS: cs, Token: token, Registers: unknownRegisters(values), Error: err.Error()})

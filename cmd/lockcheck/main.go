@@ -82,5 +82,6 @@ func newRootCommand() *cobra.Command {
 	}
 	root.PersistentFlags().BoolP("verbose", "v", false, "log what the harness does")
 	root.AddCommand(newRunCommand(), newCheckCommand(), newListCommand(), newWorkerCommand(), newMatrixCommand(), newDebateCommand())
+	root.AddCommand(newReportCommand(), newServeCommand())
 	return root
 }

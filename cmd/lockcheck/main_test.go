@@ -87,7 +87,7 @@ func TestInterruptLeavesNoProcessAndACheckableHistory(t *testing.T) {
 	bin := lockcheck(t)
 	repo, _ := filepath.Abs("../..")
 	results := t.TempDir()
-	cmd := exec.Command(bin, "run", "--results", results, "scenarios/gc-pause-set-nx-px.yaml")
+	cmd := exec.Command(bin, "run", "--results", results, "scenarios/debate/k2-set-nx-px.yaml")
 	cmd.Dir = repo
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

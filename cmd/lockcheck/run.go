@@ -52,7 +52,14 @@ scenario's expect block. The run folder keeps the history, verdict.json, the sce
 			}()
 			for i := 1; i <= count; i++ {
 				started := time.Now()
+				progress := newProgress(sc.Duration.D())
+				opts.OnEvent = progress.Event
+				progress.Start()
 				res, err := runner.Run(cmd.Context(), sc, opts)
+				progress.Stop()
+				if res != nil && res.ReportError != nil {
+					fmt.Fprintln(cmd.ErrOrStderr(), "lockcheck: no report.html:", res.ReportError)
+				}
 				suite.Cases = append(suite.Cases, runCase(sc.Name, i, count, time.Since(started), res, err))
 				if res != nil && res.Dir != "" && (err == nil || errors.Is(err, runner.ErrInterrupted)) {
 					if count == 1 {
@@ -115,6 +122,9 @@ func newCheckCommand() *cobra.Command {
 			if err != nil {
 				return &exitError{exitHarness, err}
 			}
+			if res.ReportError != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "lockcheck: no report.html:", res.ReportError)
+			}
 			out := cmd.OutOrStdout()
 			checker.Table(res.Verdict, out)
 			report(out, res, 1, 1)
@@ -126,12 +136,18 @@ func newCheckCommand() *cobra.Command {
 	}
 }
 
-// resolveScenario accepts a path, or a bare name of a file in scenarios/.
+// resolveScenario accepts a path, or a bare name of a file in scenarios/ or scenarios/debate/.
 func resolveScenario(arg string) string {
 	if _, err := os.Stat(arg); err == nil || strings.ContainsRune(arg, filepath.Separator) {
 		return arg
 	}
-	return filepath.Join("scenarios", strings.TrimSuffix(arg, ".yaml")+".yaml")
+	name := strings.TrimSuffix(arg, ".yaml") + ".yaml"
+	for _, dir := range []string{"scenarios", filepath.Join("scenarios", "debate")} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return filepath.Join(dir, name)
+		}
+	}
+	return filepath.Join("scenarios", name)
 }
 
 func describe(w io.Writer, sc *scenarios.Scenario) {

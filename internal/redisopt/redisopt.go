@@ -12,6 +12,8 @@
 package redisopt
 
 import (
+	"context"
+	"net"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,6 +23,28 @@ import (
 func Options(addr string, dialTimeout time.Duration) *redis.Options {
 	return &redis.Options{
 		Addr:                  addr,
+		Protocol:              2,
+		DisableIdentity:       true,
+		MaxRetries:            -1,
+		DialerRetries:         1,
+		DialTimeout:           dialTimeout,
+		ReadTimeout:           -1,
+		WriteTimeout:          -1,
+		ContextTimeoutEnabled: true,
+		PoolSize:              1,
+		PoolTimeout:           dialTimeout,
+	}
+}
+
+// FailoverOptions are Options for a client that follows Redis Sentinel to the current primary of
+// master: the same no-retry, context-bounded settings, for the data connection and for the
+// sentinel connections alike. dialer reaches an address a sentinel names (nil: directly).
+func FailoverOptions(master string, sentinels []string, dialTimeout time.Duration,
+	dialer func(ctx context.Context, network, addr string) (net.Conn, error)) *redis.FailoverOptions {
+	return &redis.FailoverOptions{
+		MasterName:            master,
+		SentinelAddrs:         sentinels,
+		Dialer:                dialer,
 		Protocol:              2,
 		DisableIdentity:       true,
 		MaxRetries:            -1,

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/lockcheck/lockcheck/locks"
+)
+
+// lockCycles is figure 1: locks/bench_test.go.
+func lockCycles(_ context.Context, c config) (string, error) {
+	set, err := runGoBench("./locks/", "^(BenchmarkLockCycle|BenchmarkRoundTrip)$", c.lockTime, c.lockCount)
+	var b strings.Builder
+	fmt.Fprintf(&b, "## 1. Lock cycle rate\n\n")
+	fmt.Fprintf(&b, "Command: `%s` (locks/bench_test.go), n = %d rounds%s.\n\n", set.command, c.lockCount, rawNote(set))
+	b.WriteString("A cycle is acquire + an empty critical section + release, against real servers started once per round " +
+		"(5 Redis lock nodes under libfaketime as in every run, a standalone ZooKeeper), no faults, no proxies. " +
+		"With 8 clients all contend for the same lock, each on its own connection, and a refused client retries at once. " +
+		"**× 2 RT** is the time per cycle divided by two round trips on one connection to the design's (first) server, " +
+		"measured right after the cycles so that both see the same machine (Redis PING with lockcheck's go-redis " +
+		"settings; ZooKeeper `exists` for the zk designs): a cycle needs at least two, so 1.00× would be the physical " +
+		"minimum. With 8 clients it is still one connection's round trip: holds of one lock follow each other, so the " +
+		"hand-over cannot be faster than a release and an acquire in a row.\n\n")
+	b.WriteString("| design | service, nodes | 1 client: cycles/s | × 2 RT | 8 clients: cycles/s | × 2 RT | refused attempts per cycle (8 clients) |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, d := range locks.All() {
+		service := d.Service
+		if service == "" {
+			service = locks.Redis
+		}
+		nodes := d.Nodes
+		row := fmt.Sprintf("| `%s` | %s, %d |", d.Name, service, nodes)
+		for _, clients := range []int{1, 8} {
+			name := fmt.Sprintf("BenchmarkLockCycle/design=%s/clients=%d", d.Name, clients)
+			rate := spreadOf(set.samples(name, "cycles/s"))
+			mult := spreadOf(set.samples(name, "x2RT"))
+			row += fmt.Sprintf(" %s | %s |", rate.format(num), mult.format(ratio))
+		}
+		busy := spreadOf(set.samples(fmt.Sprintf("BenchmarkLockCycle/design=%s/clients=8", d.Name), "busy/cycle"))
+		row += fmt.Sprintf(" %s |\n", busy.format(num))
+		b.WriteString(row)
+	}
+	b.WriteString("\nRaw round trips (BenchmarkRoundTrip; with 8 clients each has its own connection, and the rate is their sum):\n\n| round trip | 1 client: ops/s | 8 clients: ops/s |\n| --- | --- | --- |\n")
+	for _, server := range []struct{ name, what string }{
+		{"redis", "Redis PING, lock node (libfaketime)"},
+		{"redis-nofaketime", "Redis PING, resource node (no libfaketime)"},
+		{"zookeeper", "ZooKeeper `exists /`"},
+	} {
+		fmt.Fprintf(&b, "| %s |", server.what)
+		for _, clients := range []int{1, 8} {
+			s := spreadOf(set.samples(fmt.Sprintf("BenchmarkRoundTrip/server=%s/clients=%d", server.name, clients), "ops/s"))
+			fmt.Fprintf(&b, " %s |", s.format(num))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\nOur re-implementations against the libraries doing the same job (cycles/s ratio, round by round; above 1 means ours is faster):\n\n")
+	b.WriteString("| pair | 1 client | 8 clients |\n| --- | --- | --- |\n")
+	for _, p := range [][2]string{{"set-nx-px", "redislock"}, {"redlock", "redsync"}} {
+		fmt.Fprintf(&b, "| `%s` / `%s` |", p[0], p[1])
+		for _, clients := range []int{1, 8} {
+			a := set.samples(fmt.Sprintf("BenchmarkLockCycle/design=%s/clients=%d", p[0], clients), "cycles/s")
+			o := set.samples(fmt.Sprintf("BenchmarkLockCycle/design=%s/clients=%d", p[1], clients), "cycles/s")
+			fmt.Fprintf(&b, " %s |", spreadOf(ratios(a, o)).format(ratio))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n" + lockNotes)
+	return b.String(), err
+}
+
+const lockNotes = `Reading it:
+- ` + "`set-nx-px`" + ` costs three round trips (SET NX PX, INCR for the fencing token, the compare-and-delete script),
+  ` + "`redislock`" + ` two (its obtain script, its release script): the token is the difference, not the code.
+- The 5-node designs (` + "`redlock`, `redsync`, `multilock`" + `) talk to five servers per step; on 2 cores the five
+  servers and the client share the CPU, so their multiple of the single-server round trip is high and says more about
+  this machine than about the algorithm.
+- With 8 clients on one lock the rate is bounded by the hand-over: a release, then one of the waiting clients' next
+  attempt. Refused attempts per cycle show how hard the losers hammer the servers when they retry at once (the worker
+  backs off 5–20 ms instead).
+- A ZooKeeper cycle is at least three round trips (create the sequential node, list the children, delete; the
+  ` + "`zk`" + ` wrapper adds two more, listing and reading the children again to find its own node for the czxid,
+  since go-zookeeper hides its path), and a ZooKeeper round trip costs several Redis ones: a JVM, and every create or delete goes
+  through the request pipeline and the transaction log (here without fsync, ` + "`forceSync=no`" + `). The ZooKeeper
+  figures are also the noisiest: a JVM with a 64 MB heap on a shared 2-core machine gets descheduled.
+`
+
+// scale multiplies each value by f.
+func scale(xs []float64, f float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = x * f
+	}
+	return out
+}
+
+// checkerThroughput is figure 3: checker/bench_test.go.
+func checkerThroughput(_ context.Context, c config) (string, error) {
+	pattern := "^BenchmarkCheck$"
+	if c.quick {
+		pattern = "^BenchmarkCheck$//^events=10k$"
+	}
+	set, err := runGoBench("./checker/", pattern, "1s", c.checkerCount)
+	var b strings.Builder
+	fmt.Fprintf(&b, "## 3. Checker throughput\n\n")
+	fmt.Fprintf(&b, "Command: `%s` (checker/bench_test.go), n = %d rounds%s.\n\n", set.command, c.checkerCount, rawNote(set))
+	b.WriteString("One `checker.Check` = porcupine on each of the three registers (in parallel, a goroutine each) plus the " +
+		"ownership-interval, lost-update and liveness checks. *serialised*: 5 clients take the lock in turn, 8 events per " +
+		"tenure, every access accepted. *indeterminate*: the same, but 1 write in 10 times out (info): its outcome is " +
+		"unknown, so porcupine may place it anywhere after its call and these operations stay open, all concurrent, to " +
+		"the end of the history. Peak heap is the largest heap (live objects and garbage not yet swept) seen while " +
+		"checking, above what was in use before, sampled every millisecond; allocated is `-benchmem`'s B/op.\n\n")
+	b.WriteString("| history | events | time per check | events/s | peak heap | allocated per check | time vs 10k | events vs 10k |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, kind := range []string{"serialised", "indeterminate-1in10"} {
+		var base float64
+		for _, size := range []string{"10k", "100k", "300k", "1M"} {
+			name := fmt.Sprintf("BenchmarkCheck/%s/events=%s", kind, size)
+			if len(set.rounds[name]) == 0 {
+				continue
+			}
+			t := spreadOf(set.samples(name, "ns/op"))
+			if size == "10k" {
+				base = t.median
+			}
+			events := spreadOf(set.samples(name, "events")).median
+			growth := "1×"
+			if base > 0 && size != "10k" {
+				growth = fmt.Sprintf("%.0f×", t.median/base)
+			}
+			fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %s | %s | %s | %s |\n", kind, events,
+				t.format(func(v float64) string { return ms(v / 1e6) }),
+				spreadOf(set.samples(name, "events/s")).format(num),
+				spreadOf(set.samples(name, "MB-peak-heap")).format(mb),
+				spreadOf(scale(set.samples(name, "B/op"), 1.0/(1<<20))).format(mb),
+				growth, map[string]string{"10k": "1×", "100k": "10×", "300k": "30×", "1M": "100×"}[size])
+		}
+	}
+	b.WriteString("\n" + checkerNotes)
+	return b.String(), err
+}
+
+const checkerNotes = `Growth: porcupine clones a bitset with one bit per operation at every step of its search, so one call
+costs O(n²/64) time and memory. Before this figure was taken the checker handed each register's whole history to
+porcupine at once: 10k → 100k events cost 17× the time and 17× the memory, and 1M events would have needed about
+6 GB. The checker now cuts a register's history where it is quiet (every section before the cut returned before any
+after it began) into segments of at least 1024 sections and checks them one after another from the value the earlier
+ones must have left (checker/segments.go): equivalent, and linear in the number of segments. Pairing invokes with
+completions also copied every event into its operation and regrew the list: half of all a check allocated. Operations
+now point into the events (checker/ops.go). What is left grows about linearly; the larger histories lose some
+throughput to the garbage collector scanning a larger heap. The indeterminate
+histories cannot be cut after their first unknown write (it stays open to the end), so they remain one porcupine call
+per register: that is the price of handling unknown outcomes soundly. Their cost grows faster than linearly (the
+quadratic part is small at 100k events, about 20 MB per register, but would be about 2 GB per register at 1M, which
+is why that size is not run).
+`
+
+// startUp is figure 6: cluster/bench_test.go.
+func startUp(_ context.Context, c config) (string, error) {
+	set, err := runGoBench("./cluster/", "^(BenchmarkStartRedis|BenchmarkStartZooKeeper)$", "1x", c.startCount)
+	var b strings.Builder
+	fmt.Fprintf(&b, "## 6. Start-up\n\n")
+	fmt.Fprintf(&b, "Command: `%s` (cluster/bench_test.go), n = %d start-ups each%s.\n\n", set.command, c.startCount, rawNote(set))
+	b.WriteString("Time from nothing to a ready cluster (every Redis answers PING; every ZooKeeper server answers `srvr` " +
+		"and one leads), and the resident memory (VmRSS from /proc) of its server processes once ready.\n\n")
+	b.WriteString("| cluster | ready in | RSS, all servers | RSS per server |\n| --- | --- | --- | --- |\n")
+	for _, r := range []struct{ name, what string }{
+		{"BenchmarkStartRedis", "5 Redis lock nodes + the resource's Redis (6 processes)"},
+		{"BenchmarkStartZooKeeper", "3 ZooKeeper servers (java -Xmx64m)"},
+	} {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.what,
+			spreadOf(set.samples(r.name, "ms/ready")).format(ms),
+			spreadOf(set.samples(r.name, "MB-RSS-total")).format(mb),
+			spreadOf(set.samples(r.name, "MB-RSS/server")).format(mb))
+	}
+	b.WriteString("\nRedis servers start in parallel; ZooKeeper is a JVM per server and must elect a leader, which is " +
+		"why a ZooKeeper scenario costs about two seconds more than a Redis one.\n")
+	return b.String(), err
+}
+
+// rawNote points at the file with go test's own output.
+func rawNote(set benchSet) string {
+	if set.raw == "" {
+		return ""
+	}
+	return fmt.Sprintf("; its output: `%s`", set.raw)
+}

@@ -1,0 +1,189 @@
+// Command lockbench measures lockcheck (issue 8) and writes results/BENCH.md: lock cycle rates
+// next to the libraries and the physical ceiling, the harness's own overhead, the checker's
+// throughput, time to the first violation of each known-unsafe scenario, the suite's wall time,
+// and start-up. In-process figures come from Go's benchmark harness (`go test -bench`), which it
+// runs and parses; whole-run figures it measures itself. Run it from the module root (`make
+// bench`). It is also its own worker process (`lockbench worker`) for the runs it starts.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lockcheck/lockcheck/internal/proc"
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+// config is how much to measure. The defaults fit `make bench` in under 15 minutes on 2 cores.
+type config struct {
+	out          string
+	quick        bool
+	skip         map[int]bool
+	lockTime     string // -benchtime of the lock cycle benchmarks
+	lockCount    int
+	checkerCount int
+	startCount   int
+	overheadRuns int
+	overheadFor  time.Duration
+	seeds        int // random-schedule seeds for figure 4
+	runs         int // runs of each deterministic unsafe scenario
+	scenarioDir  string
+	suitePkgs    string // packages of figure 5
+	only         string // figure 4: only scenarios whose name contains this
+	results      string // where scenario run folders go (removed at the end unless --keep)
+	keep         bool
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		if err := workloads.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
+	code := run()
+	_ = proc.KillAll() // nothing we started outlives us
+	os.Exit(code)
+}
+
+func run() int {
+	var c config
+	var skip string
+	flag.StringVar(&c.out, "out", "results/BENCH.md", "where to write the report")
+	flag.BoolVar(&c.quick, "quick", false, "small counts, for trying the command out (figures are rough)")
+	flag.StringVar(&skip, "skip", "", "comma-separated figure numbers (1-6) to leave out")
+	flag.StringVar(&c.lockTime, "lock-benchtime", "200ms", "-benchtime of each lock cycle benchmark")
+	flag.IntVar(&c.lockCount, "lock-count", 3, "-count of the lock cycle benchmarks")
+	flag.IntVar(&c.checkerCount, "checker-count", 3, "-count of the checker benchmarks")
+	flag.IntVar(&c.startCount, "start-count", 5, "cluster start-ups measured")
+	flag.IntVar(&c.overheadRuns, "overhead-runs", 3, "rounds of the harness overhead measurement")
+	flag.DurationVar(&c.overheadFor, "overhead-for", 2*time.Second, "length of each harness overhead measurement")
+	flag.IntVar(&c.seeds, "seeds", 20, "seeds of each random-schedule unsafe scenario")
+	flag.IntVar(&c.runs, "runs", 1, "runs of each deterministic unsafe scenario")
+	flag.StringVar(&c.scenarioDir, "scenarios", "scenarios", "the scenario library")
+	flag.StringVar(&c.only, "only", "", "figure 4: only the scenarios whose name contains this")
+	flag.StringVar(&c.suitePkgs, "suite", "./...", "packages whose tests figure 5 times (make test: ./...)")
+	flag.StringVar(&c.results, "results", "", "folder for the scenario runs' folders (default: a temporary one, removed)")
+	flag.BoolVar(&c.keep, "keep", false, "keep the scenario runs' folders")
+	flag.Parse()
+	c.skip = map[int]bool{}
+	for _, s := range strings.Split(skip, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 6 {
+			fmt.Fprintf(os.Stderr, "lockbench: --skip: %q is not a figure number 1-6\n", s)
+			return 2
+		}
+		c.skip[n] = true
+	}
+	if c.quick {
+		c.lockTime, c.lockCount, c.checkerCount, c.startCount = "100ms", 1, 1, 1
+		c.overheadRuns, c.overheadFor, c.seeds = 1, time.Second, 3
+	}
+	if _, err := os.Stat("go.mod"); err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench: run me from the module root (where go.mod is): it runs `go test -bench` on the packages")
+		return 2
+	}
+	if c.results == "" {
+		dir, err := os.MkdirTemp("", "lockbench-runs-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "lockbench:", err)
+			return 2
+		}
+		c.results = dir
+		if !c.keep {
+			defer os.RemoveAll(dir)
+		}
+	}
+
+	rawDir = filepath.Join(filepath.Dir(c.out), "bench-raw")
+	if err := os.MkdirAll(rawDir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	began := time.Now()
+	rep := newReport(c, began)
+	figures := []struct {
+		n   int
+		run func(context.Context, config) (string, error)
+	}{
+		{1, lockCycles},
+		{2, harnessOverhead},
+		{3, checkerThroughput},
+		{6, startUp},
+		{4, firstViolations},
+		{5, suiteWallTime},
+	}
+	failed := false
+	for _, f := range figures {
+		if c.skip[f.n] {
+			rep.set(f.n, fmt.Sprintf("## %d. %s\n\nLeft out (`--skip %d`).\n", f.n, titles[f.n], f.n), 0)
+			continue
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		fmt.Fprintf(os.Stderr, "lockbench: figure %d (%s)...\n", f.n, titles[f.n])
+		t := time.Now()
+		text, err := f.run(ctx, c)
+		took := time.Since(t)
+		if err != nil {
+			failed = true
+			text += fmt.Sprintf("\n**Failed:** %v\n", err)
+			fmt.Fprintf(os.Stderr, "lockbench: figure %d: %v\n", f.n, err)
+		}
+		rep.set(f.n, text, took)
+		fmt.Println(text)
+		if err := rep.write(time.Since(began)); err != nil {
+			fmt.Fprintln(os.Stderr, "lockbench:", err)
+			return 2
+		}
+	}
+	total := time.Since(began)
+	if err := rep.write(total); err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench:", err)
+		return 2
+	}
+	fmt.Printf("lockbench: total %s; wrote %s\n", total.Round(time.Second), c.out)
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(os.Stderr, "lockbench: interrupted")
+		return 2
+	case failed:
+		return 1
+	}
+	return 0
+}
+
+var titles = map[int]string{
+	1: "Lock cycle rate",
+	2: "Harness overhead",
+	3: "Checker throughput",
+	4: "Time to first violation",
+	5: "Suite wall time",
+	6: "Start-up",
+}
+
+// self is this executable, which runs workers with `worker`.
+func self() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", errors.New("cannot find my own executable to start workers: " + err.Error())
+	}
+	return filepath.Abs(exe)
+}

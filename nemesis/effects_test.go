@@ -1,0 +1,395 @@
+package nemesis
+
+// Each fault against real servers, showing its effect on them (not only that it ran): a command
+// sent to a paused redis-server runs once it is resumed; a SET fails across a cut link and goes
+// through after the heal; a delayed SET lands late; a clock bump expires a key early; a strobe
+// makes a key's remaining time jump back and forth; a crash-restart forgets the key; and a heal
+// in the middle of every fault at once leaves nothing stopped, cut, delayed or skewed.
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/proc"
+	"github.com/lockcheck/lockcheck/internal/redisopt"
+)
+
+type quietRedisLog struct{}
+
+func (quietRedisLog) Printf(context.Context, string, ...any) {}
+
+func TestMain(m *testing.M) {
+	redis.SetLogger(quietRedisLog{}) // dial failures across cut links are what the tests provoke
+	code := m.Run()
+	if err := proc.KillAll(); err != nil { // a safety net: no server may outlive a failed test
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// redisTarget is a lock node as the runner hands it to the nemesis.
+type redisTarget struct{ r *cluster.Redis }
+
+func (t redisTarget) Stop() error                       { return t.r.Process().Stop() }
+func (t redisTarget) Cont() error                       { return t.r.Process().Cont() }
+func (t redisTarget) Kill() error                       { return t.r.Process().Kill() }
+func (t redisTarget) Restart(ctx context.Context) error { return t.r.Restart(ctx) }
+func (t redisTarget) SetClock(o time.Duration, rate float64) error {
+	return t.r.SetClock(o, rate)
+}
+
+// clusterNet cuts, delays and heals a cluster's client links, as the runner's network does.
+type clusterNet struct{ c *cluster.Cluster }
+
+func (n clusterNet) each(client string, nodes []string, f func(*cluster.Link) error) error {
+	if len(nodes) == 0 {
+		for _, r := range n.c.Nodes {
+			nodes = append(nodes, r.Name)
+		}
+	}
+	var errs []error
+	for _, node := range nodes {
+		errs = append(errs, f(n.c.Link(client, node)))
+	}
+	return errors.Join(errs...)
+}
+
+func (n clusterNet) Cut(client string, nodes []string) error {
+	return n.each(client, nodes, (*cluster.Link).Cut)
+}
+
+func (n clusterNet) Heal(client string, nodes []string) error {
+	return n.each(client, nodes, func(l *cluster.Link) error { return errors.Join(l.RemoveToxics(), l.Heal()) })
+}
+
+func (n clusterNet) Delay(client string, nodes []string, latency, jitter time.Duration) error {
+	return n.each(client, nodes, func(l *cluster.Link) error {
+		return l.AddToxic(fmt.Sprintf(`{"name":"d","type":"latency","stream":"upstream","attributes":{"latency":%d,"jitter":%d}}`,
+			latency.Milliseconds(), jitter.Milliseconds()))
+	})
+}
+
+// realCluster starts lock nodes n1..nN with links for client-1 and a nemesis over them.
+func realCluster(t *testing.T, nodes int) (*cluster.Cluster, *Nemesis, *recorder) {
+	t.Helper()
+	c, err := cluster.Start(context.Background(), cluster.Options{Dir: t.TempDir(), LockNodes: nodes, Clients: []string{"client-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop() })
+	targets := map[string]Target{"client-1": sleeper(t)} // link faults name a client
+	for _, r := range c.Nodes {
+		targets[r.Name] = redisTarget{r}
+	}
+	rec := &recorder{}
+	n := New(targets, rec.record)
+	n.SetNetwork(clusterNet{c})
+	t.Cleanup(n.Heal)
+	return c, n, rec
+}
+
+func rclient(t *testing.T, addr string) *redis.Client {
+	t.Helper()
+	rc := redis.NewClient(redisopt.Options(addr, time.Second))
+	t.Cleanup(func() { _ = rc.Close() })
+	return rc
+}
+
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// eventually polls cond every 20ms for up to d.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("not within %s: %s", d, what)
+}
+
+func completed(rec *recorder, f string) bool { return recorded(rec, f, history.OK) }
+
+func recorded(rec *recorder, f string, typ history.Type) bool {
+	for _, e := range rec.all() {
+		if e.F == f && e.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
+func TestServerPauseRunsACommandSentMeanwhileOnceResumed(t *testing.T) {
+	c, n, rec := realCluster(t, 1)
+	n1 := c.Node("n1")
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: PauseFault, Target: "n1", For: 1500 * time.Millisecond}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n1.Process().WaitStopped(ctxFor(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", c.Link("client-1", "n1").Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$4\r\nsent\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	_ = conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if line, err := br.ReadString('\n'); err == nil {
+		t.Fatalf("a stopped server answered %q", line)
+	}
+	if s, _ := n1.Process().State(); s != 'T' {
+		t.Fatalf("n1 state %c during the pause, want T", s)
+	}
+	// The same connection gets the reply once the nemesis resumes the server.
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := br.ReadString('\n')
+	if err != nil || line != "+OK\r\n" {
+		t.Fatalf("after SIGCONT: %q, %v", line, err)
+	}
+	if v, err := rclient(t, n1.Addr).Get(ctxFor(t, time.Second), "k").Result(); err != nil || v != "sent" {
+		t.Fatalf("GET k = %q, %v: the SET sent while stopped should have run", v, err)
+	}
+	eventually(t, 2*time.Second, "pause recorded as over", func() bool { return completed(rec, history.Pause) })
+}
+
+func TestPartitionFailsASetAndTheHealLetsItThrough(t *testing.T) {
+	c, n, rec := realCluster(t, 2)
+	link := c.Link("client-1", "n1")
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: PartitionFault, Target: "client-1", Nodes: []string{"n1"}, For: time.Second}}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Second, "link cut", link.IsCut)
+	if err := rclient(t, link.Addr()).Set(ctxFor(t, time.Second), "k", "v", 0).Err(); err == nil {
+		t.Fatal("SET through a cut link succeeded")
+	}
+	if err := rclient(t, c.Link("client-1", "n2").Addr()).Set(ctxFor(t, time.Second), "k", "v", 0).Err(); err != nil {
+		t.Fatalf("SET to n2, which was not cut: %v", err)
+	}
+	eventually(t, 5*time.Second, "partition healed", func() bool { return completed(rec, history.Partition) })
+	if err := rclient(t, link.Addr()).Set(ctxFor(t, time.Second), "k", "after", 0).Err(); err != nil {
+		t.Fatalf("SET after the heal: %v", err)
+	}
+	if v, _ := rclient(t, c.Node("n1").Addr).Get(ctxFor(t, time.Second), "k").Result(); v != "after" {
+		t.Fatalf("n1 has k = %q", v)
+	}
+}
+
+func TestDelayLandsASetLate(t *testing.T) {
+	c, n, rec := realCluster(t, 1)
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: DelayFault, Target: "client-1", Latency: 2 * time.Second, For: 10 * time.Second}}}); err != nil {
+		t.Fatal(err)
+	}
+	direct := rclient(t, c.Node("n1").Addr)
+	delayed := rclient(t, c.Link("client-1", "n1").Addr())
+	eventually(t, 2*time.Second, "delay in force", func() bool { return recorded(rec, history.Delay, history.Invoke) })
+	done := make(chan error, 1)
+	go func() { done <- delayed.Set(ctxFor(t, 10*time.Second), "k", "late", 0).Err() }()
+	time.Sleep(400 * time.Millisecond) // well inside the 2 s delay
+	if err := direct.Get(ctxFor(t, time.Second), "k").Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("the delayed SET landed early: GET = %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("delayed SET: %v", err)
+	}
+	if v, _ := direct.Get(ctxFor(t, time.Second), "k").Result(); v != "late" {
+		t.Fatalf("k = %q after the delayed SET returned", v)
+	}
+}
+
+func requireFaketime(t *testing.T) {
+	t.Helper()
+	if err := cluster.CheckFaketime(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNodeClockBumpExpiresAKeyEarly(t *testing.T) {
+	requireFaketime(t)
+	c, n, _ := realCluster(t, 1)
+	n1 := c.Node("n1")
+	rc := rclient(t, n1.Addr)
+	if err := rc.Set(ctxFor(t, time.Second), "k", "v", 30*time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "n1", Offset: 60 * time.Second}}}); err != nil {
+		t.Fatal(err)
+	}
+	// A 30 s lease is gone within libfaketime's pickup time, not after 30 s.
+	eventually(t, 3*time.Second, "a 30s key expires after a +60s bump", func() bool {
+		return errors.Is(rc.Get(ctxFor(t, time.Second), "k").Err(), redis.Nil)
+	})
+	n.Heal()
+	eventually(t, 3*time.Second, "clock back to true time", func() bool {
+		d, err := n1.ClockSkew(ctxFor(t, time.Second))
+		return err == nil && d.Abs() < 200*time.Millisecond
+	})
+}
+
+func TestStrobeMakesAKeysRemainingTimeJumpBackAndForth(t *testing.T) {
+	requireFaketime(t)
+	c, n, rec := realCluster(t, 1)
+	n1 := c.Node("n1")
+	rc := rclient(t, n1.Addr)
+	ctx := ctxFor(t, 30*time.Second)
+	if err := rc.Set(ctx, "long", "v", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Set(ctx, "short", "v", 8*time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: StrobeFault, Target: "n1", Offset: 10 * time.Second, Period: time.Second, For: 5 * time.Second}}}); err != nil {
+		t.Fatal(err)
+	}
+	var drop, rise time.Duration // largest jumps of PTTL between two samples
+	prev := time.Duration(-1)
+	shortGone := false
+	for deadline := time.Now().Add(5500 * time.Millisecond); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		left, err := rc.PTTL(ctx, "long").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prev >= 0 {
+			drop, rise = max(drop, prev-left), max(rise, left-prev)
+		}
+		prev = left
+		shortGone = shortGone || errors.Is(rc.Get(ctx, "short").Err(), redis.Nil)
+	}
+	t.Logf("PTTL of a 60s key during a ±10s strobe: largest drop %v, largest rise %v", drop, rise)
+	if drop < 8*time.Second || rise < 8*time.Second {
+		t.Fatalf("PTTL should jump down and back up by about 10s: drop %v, rise %v", drop, rise)
+	}
+	if !shortGone {
+		t.Fatal("an 8s key survived a strobe to +10s: it should have expired early")
+	}
+	if rc.Exists(ctx, "long").Val() != 1 {
+		t.Fatal("the 60s key expired")
+	}
+	eventually(t, 3*time.Second, "strobe over", func() bool { return completed(rec, Strobe) })
+	eventually(t, 3*time.Second, "clock back to true time", func() bool {
+		d, err := n1.ClockSkew(ctx)
+		return err == nil && d.Abs() < 200*time.Millisecond
+	})
+}
+
+func TestCrashRestartForgetsTheKey(t *testing.T) {
+	c, n, rec := realCluster(t, 1)
+	n1 := c.Node("n1")
+	if err := rclient(t, n1.Addr).Set(ctxFor(t, time.Second), "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	old := n1.Process()
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: CrashFault, Target: "n1", For: 300 * time.Millisecond}}}); err != nil {
+		t.Fatal(err)
+	}
+	<-old.Exited()
+	eventually(t, 10*time.Second, "restarted", func() bool { return completed(rec, history.CrashRestart) })
+	if n1.Process() == old {
+		t.Fatal("same process after a crash-restart")
+	}
+	if err := rclient(t, n1.Addr).Get(ctxFor(t, time.Second), "k").Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("GET k after a restart without persistence = %v, want nil", err)
+	}
+}
+
+// What the runner does when a run is interrupted (Ctrl-C cancels its context): it calls Heal with
+// every kind of fault in force. Nothing may stay stopped, cut, delayed or skewed.
+func TestHealMidFaultLeavesNothingStoppedCutOrSkewed(t *testing.T) {
+	requireFaketime(t)
+	c, n, rec := realCluster(t, 3)
+	client := sleeper(t)
+	n.AddTarget("client-1", client)
+	hour := time.Hour
+	err := n.Start(Schedule{Faults: []Fault{
+		{Kind: PauseFault, Target: "n1", For: hour},
+		{Kind: PauseFault, Target: "client-1", For: hour},
+		{Kind: PartitionFault, Target: "client-1", Nodes: []string{"n1", "n2"}, For: hour},
+		{Kind: DelayFault, Target: "client-1", Nodes: []string{"n3"}, Latency: 5 * time.Second, For: hour},
+		{Kind: ClockFault, Target: "n2", Offset: 30 * time.Second},
+		{Kind: StrobeFault, Target: "n3", Offset: 20 * time.Second, Period: time.Second, For: hour},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Everything in force before the heal.
+	if err := c.Node("n1").Process().WaitStopped(ctxFor(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 3*time.Second, "client stopped", func() bool { s, _ := client.State(); return s == 'T' })
+	eventually(t, 3*time.Second, "links cut", func() bool {
+		return c.Link("client-1", "n1").IsCut() && c.Link("client-1", "n2").IsCut()
+	})
+	eventually(t, 3*time.Second, "n2's clock ahead", func() bool {
+		d, err := c.Node("n2").ClockSkew(ctxFor(t, time.Second))
+		return err == nil && d > 25*time.Second
+	})
+
+	n.Heal()
+
+	for _, r := range c.Nodes {
+		if s, err := r.Process().State(); err != nil || s == 'T' {
+			t.Errorf("%s after heal: state %c, %v", r.Name, s, err)
+		}
+	}
+	if s, _ := client.State(); s == 'T' {
+		t.Error("client-1 still stopped after heal")
+	}
+	for _, r := range c.Nodes {
+		l := c.Link("client-1", r.Name)
+		if l.IsCut() {
+			t.Errorf("%s still cut after heal", l.Name())
+		}
+		// A delay of 5 s would make this 1 s-bounded SET fail.
+		if err := rclient(t, l.Addr()).Set(ctxFor(t, time.Second), "k", "v", 0).Err(); err != nil {
+			t.Errorf("SET through %s after heal: %v", l.Name(), err)
+		}
+	}
+	for _, name := range []string{"n2", "n3"} {
+		r := c.Node(name)
+		eventually(t, 3*time.Second, name+"'s clock back to true time", func() bool {
+			d, err := r.ClockSkew(ctxFor(t, time.Second))
+			return err == nil && d.Abs() < 200*time.Millisecond
+		})
+	}
+	// Every fault that started has its end in the history.
+	open := map[string]bool{}
+	for _, e := range rec.all() {
+		key := fmt.Sprintf("%s/%d", e.F, e.Op)
+		switch e.Type {
+		case history.Invoke:
+			open[key] = true
+		case history.OK, history.Info:
+			delete(open, key)
+		}
+	}
+	if len(open) > 0 {
+		t.Errorf("faults never recorded as over: %v", strings.Join(keys(open), ", "))
+	}
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

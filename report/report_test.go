@@ -1,0 +1,95 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// A folder never judged (no verdict.json) still gets a report; a kind of fault the report has
+// never heard of is drawn from its invoke/ok pair like any other; and the page fetches nothing.
+func TestWriteDrawsUnknownFaultKindsAndStaysSelfContained(t *testing.T) {
+	src, err := os.ReadFile("../scenarios/no-faults-set-nx-px.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := syntheticRun(t, src)
+	if err := Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(raw)
+	for _, want := range []string{`data-kind="disk-full"`, "disk-full n1", `class="hold"`, `class="acc rejected"`, `id="plot-latency"`, `id="plot-throughput"`, "mutual exclusion held"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// Self-contained: no external script, style, image or font.
+	if m := regexp.MustCompile(`(?i)(<script[^>]+src=|<link |@import|url\(\s*['"]?https?:|<img[^>]+src="https?:)`).FindString(page); m != "" {
+		t.Errorf("report loads something from outside: %q", m)
+	}
+}
+
+// An old run whose scenario no longer passes the loader (here: a lock since renamed) still gets
+// its report, from the file as it is; a folder without a scenario gets a clear error.
+func TestWriteReadsAnOldScenarioLoosely(t *testing.T) {
+	src, err := os.ReadFile("../scenarios/no-faults-set-nx-px.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := syntheticRun(t, []byte(strings.Replace(string(src), "lock: set-nx-px", "lock: retired-design", 1)))
+	if err := Write(dir); err != nil {
+		t.Fatalf("old run: %v", err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	if !strings.Contains(string(raw), "retired-design") {
+		t.Errorf("the report does not name the run's lock")
+	}
+	os.Remove(filepath.Join(dir, scenarioFile))
+	if err := Write(dir); err == nil || !strings.Contains(err.Error(), scenarioFile) {
+		t.Errorf("a folder without its scenario: %v", err)
+	}
+}
+
+// syntheticRun is a run folder with the given scenario and a small hand-written history: one
+// client's critical section, whose write fencing rejects, under a fault of a kind not known here.
+func syntheticRun(t *testing.T, scenario []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, scenarioFile), scenario, 0o644)
+	const s = int64(1e9)
+	regs := func(status string) map[string]history.Register {
+		return map[string]history.Register{"unfenced": {Value: 1, Status: status}}
+	}
+	events := []history.Event{
+		{Time: s, Process: history.Controller, Type: history.Note, F: history.Start},
+		{Time: s + 1e6, Process: "client-1", Type: history.Invoke, F: history.Acquire, Op: 1},
+		{Time: s + 2e6, Process: "client-1", Type: history.OK, F: history.Acquire, Op: 1, Token: history.TokenOf(1)},
+		{Time: s + 3e6, Process: history.Nemesis, Type: history.Invoke, F: "disk-full", Op: 1, Target: "n1"},
+		{Time: s + 4e6, Process: "client-1", Type: history.Invoke, F: history.Read, Op: 2, CS: 1},
+		{Time: s + 5e6, Process: "client-1", Type: history.OK, F: history.Read, Op: 2, CS: 1, Registers: map[string]history.Register{"unfenced": {Value: 0, Status: history.Accepted}}},
+		{Time: s + 6e6, Process: "client-1", Type: history.Invoke, F: history.Write, Op: 3, CS: 1, Registers: regs(history.Unknown)},
+		{Time: s + 7e6, Process: "client-1", Type: history.OK, F: history.Write, Op: 3, CS: 1, Registers: regs(history.Rejected)},
+		{Time: s + 8e6, Process: "client-1", Type: history.Invoke, F: history.Release, Op: 4},
+		{Time: s + 9e6, Process: history.Nemesis, Type: history.OK, F: "disk-full", Op: 1, Target: "n1"},
+		{Time: s + 10e6, Process: history.Controller, Type: history.Note, F: history.End},
+	}
+	w, err := history.Create(filepath.Join(dir, historyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		w.Append(e)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

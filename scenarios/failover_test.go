@@ -1,0 +1,80 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+const failoverScenario = `name: f
+lock: set-nx-px
+replicas: 1
+clients: 2
+ttl: 1s
+duration: 3s
+nemesis:
+  - {fault: partition, target: n2, at: 0s}
+  - {fault: crash, target: primary, at: 1s, for: 5s}
+`
+
+func TestFailoverScenarioLoads(t *testing.T) {
+	s, err := Parse("f.yaml", []byte(failoverScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Sentinels != 3 {
+		t.Errorf("sentinels default to 3, got %d", s.Sentinels)
+	}
+	if got := strings.Join(s.ReplicaNames(), ","); got != "n2" {
+		t.Errorf("replicas %q, want n2", got)
+	}
+	if got := strings.Join(s.SentinelNames(), ","); got != "s1,s2,s3" {
+		t.Errorf("sentinels %q, want s1,s2,s3", got)
+	}
+	for _, target := range []string{"n1", "n2", "s1", "s3", Primary} {
+		if !contains(s.targets(), target) {
+			t.Errorf("%s is not a target", target)
+		}
+	}
+}
+
+func TestFailoverErrorsNameTheLine(t *testing.T) {
+	cases := []struct {
+		name    string
+		replace [2]string
+		want    []string
+	}{
+		{"a multi-node design", [2]string{"lock: set-nx-px", "lock: redlock"},
+			[]string{"f.yaml:3: replicas:", "single-node design"}},
+		{"a ZooKeeper design", [2]string{"lock: set-nx-px", "lock: zk"},
+			[]string{"f.yaml:3: replicas:", "Redis locks"}},
+		{"failover without replicas", [2]string{"replicas: 1\n", ""},
+			[]string{"f.yaml:8: nemesis[1].target:", `"primary"`, "replicas: 1"}},
+		{"replication cut without replicas", [2]string{"replicas: 1\n", ""},
+			[]string{"f.yaml:7: nemesis[0].target:", `no such target "n2"`}},
+		{"sentinels without replicas", [2]string{"replicas: 1\n", "sentinels: 3\n"},
+			[]string{"f.yaml:3: sentinels:", "add replicas"}},
+		{"too many sentinels", [2]string{"replicas: 1\n", "replicas: 1\nsentinels: 9\n"},
+			[]string{"f.yaml:4: sentinels:", "between 1 and 7"}},
+		{"a replication cut naming nodes", [2]string{"target: n2, at: 0s", "target: n2, nodes: [n1], at: 0s"},
+			[]string{"f.yaml:8: nemesis[0].nodes:", "leave nodes out"}},
+		{"a sentinel's clock", [2]string{"{fault: partition, target: n2, at: 0s}", "{fault: clock, target: s1, at: 0s, offset: 1s}"},
+			[]string{"f.yaml:8: nemesis[0].target:", "libfaketime"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := strings.Replace(failoverScenario, c.replace[0], c.replace[1], 1)
+			if src == failoverScenario {
+				t.Fatal("replacement did not apply")
+			}
+			_, err := Parse("f.yaml", []byte(src))
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
