@@ -45,7 +45,8 @@ matrix: deps build
 	./$(BIN) matrix
 
 # Benchmarks (issue 8): every figure printed and written to results/BENCH.md, in about 13 minutes
-# on 2 cores (the test suite is a third of it). BENCHFLAGS passes options, e.g. BENCHFLAGS=--quick.
+# on 2 cores (the test suite, which it times, is 8 of them). BENCHFLAGS passes options to
+# bin/lockbench, e.g. BENCHFLAGS=--quick (rough figures in a few minutes) or --skip=5.
 bench: deps
 	$(GO) build -o bin/lockbench ./cmd/lockbench
 	./bin/lockbench $(BENCHFLAGS)

@@ -141,9 +141,9 @@ func checkerThroughput(_ context.Context, c config) (string, error) {
 }
 
 const checkerNotes = `Growth: porcupine clones a bitset with one bit per operation at every step of its search, so one call
-costs O(n²/64) time and memory. Before this figure was taken the checker handed each register's whole history to
-porcupine at once: 10k → 100k events cost 17× the time and 17× the memory, and 1M events would have needed about
-6 GB. The checker now cuts a register's history where it is quiet (every section before the cut returned before any
+costs O(n²/64) time and memory. Until this benchmark was written the checker handed each register's whole history
+to porcupine at once: measured then, 10k → 100k events cost 17× the time and 17× the memory, and 1M events would have
+needed about 6 GB. The checker now cuts a register's history where it is quiet (every section before the cut returned before any
 after it began) into segments of at least 1024 sections and checks them one after another from the value the earlier
 ones must have left (checker/segments.go): equivalent, and linear in the number of segments. Pairing invokes with
 completions also copied every event into its operation and regrew the list: half of all a check allocated. Operations

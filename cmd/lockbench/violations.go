@@ -116,7 +116,12 @@ func firstViolations(ctx context.Context, c config) (string, error) {
 	b.WriteString("\nThe deterministic scenarios stop a client at a program point, so the first overlap comes when " +
 		"the paused holder's lease (or session) runs out and the next client takes the lock: the scenario's own " +
 		"stagger, TTL and pause set it, not chance. Under random pauses whether and when it happens depends on where " +
-		"a pause lands relative to a hold.\n")
+		"a pause lands relative to a hold: the seed fixes the schedule of pauses, not the clients' timing, so the same " +
+		"seed can break the lock in one run and not in the next.\n")
+	if c.runs == 1 {
+		b.WriteString("\nEach deterministic scenario ran once, to keep `make bench` under 15 minutes; " +
+			"`make bench BENCHFLAGS=--runs=3` gives each a spread (about a minute and a half more per extra run).\n")
+	}
 	return b.String(), ctx.Err()
 }
 
