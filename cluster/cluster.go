@@ -163,33 +163,14 @@ func (c *Cluster) Links() []*Link {
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
 		c.stopped.Store(true)
-		var errs []error
-		for _, l := range c.links {
-			l.removeToxics()
-			// Under the link's lock: a concurrent Heal either finished before or sees stopped.
-			l.mu.Lock()
-			l.proxy.Stop()
-			l.cut = true
-			l.mu.Unlock()
-		}
-		if err := c.toxi.Collection.Clear(); err != nil {
-			errs = append(errs, err)
-		}
-		var mu sync.Mutex
-		var wg sync.WaitGroup
+		errs := []error{stopLinks(c.toxi, c.links)}
+		var stops []func() error
 		for _, r := range append(append([]*Redis(nil), c.Nodes...), c.Resource) {
-			if r == nil {
-				continue
+			if r != nil {
+				stops = append(stops, func() error { return r.stop(r.Name) })
 			}
-			wg.Go(func() {
-				if err := r.stop(r.Name); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			})
 		}
-		wg.Wait()
+		errs = append(errs, stopAll(stops))
 		c.stopErr = errors.Join(errs...)
 		c.logger.Debug("cluster stopped", "err", c.stopErr)
 	})

@@ -35,16 +35,20 @@ func TestMain(m *testing.M) {
 
 func startCluster(t *testing.T, nodes int, clients ...string) *Cluster {
 	t.Helper()
+	return startClusterWith(t, Options{LockNodes: nodes, Clients: clients})
+}
+
+// startClusterWith starts a cluster with o, its Dir and Logger filled in, and stops it at the
+// test's end.
+func startClusterWith(t *testing.T, o Options) *Cluster {
+	t.Helper()
 	if err := CheckBinaries(); err != nil {
 		t.Fatal(err)
 	}
-	var logger *slog.Logger
-	if testing.Verbose() {
-		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
+	o.Dir, o.Logger = t.TempDir(), testLogger()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	c, err := Start(ctx, Options{Dir: t.TempDir(), LockNodes: nodes, Clients: clients, Logger: logger})
+	c, err := Start(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +58,14 @@ func startCluster(t *testing.T, nodes int, clients ...string) *Cluster {
 		}
 	})
 	return c
+}
+
+// testLogger logs everything to stderr with -v; otherwise it is nil (quiet).
+func testLogger() *slog.Logger {
+	if !testing.Verbose() {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // client returns a go-redis client that neither retries nor waits long: a failure shows at once.

@@ -51,3 +51,15 @@ func (l *lifecycle) stop(name string) error {
 	defer l.restartMu.Unlock()
 	return errors.Join(err, l.killAndWait(name))
 }
+
+// stopAll runs every stop at once (each a server's stop), waits for all of them and returns their
+// errors joined.
+func stopAll(stops []func() error) error {
+	errs := make([]error, len(stops))
+	var wg sync.WaitGroup
+	for i, stop := range stops {
+		wg.Go(func() { errs[i] = stop() })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

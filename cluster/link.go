@@ -121,3 +121,17 @@ func quietCtx() context.Context {
 	nop := zerolog.Nop()
 	return nop.WithContext(context.Background())
 }
+
+// stopLinks heals every link (removes its toxics, which may be holding data) and stops its proxy,
+// then clears toxi's proxies: the first step of a topology's Stop, after its stopped flag is set.
+func stopLinks(toxi *toxiproxy.ApiServer, links []*Link) error {
+	for _, l := range links {
+		l.removeToxics()
+		// Under the link's lock: a concurrent Heal either finished before or sees stopped.
+		l.mu.Lock()
+		l.proxy.Stop()
+		l.cut = true
+		l.mu.Unlock()
+	}
+	return toxi.Collection.Clear()
+}

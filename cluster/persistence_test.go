@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,25 +16,7 @@ import (
 
 func startPersistent(t *testing.T, persistence string, nodes int) *Cluster {
 	t.Helper()
-	if err := CheckBinaries(); err != nil {
-		t.Fatal(err)
-	}
-	var logger *slog.Logger
-	if testing.Verbose() {
-		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	c, err := Start(ctx, Options{Dir: t.TempDir(), LockNodes: nodes, Persistence: persistence, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Stop(); err != nil {
-			t.Errorf("Stop: %v", err)
-		}
-	})
-	return c
+	return startClusterWith(t, Options{LockNodes: nodes, Persistence: persistence})
 }
 
 // crashRestart SIGKILLs r and starts it again, as the nemesis's crash fault does.

@@ -179,66 +179,87 @@ func freePort() (int, error) {
 
 // launch starts one redis-server process on r.port and waits until it is ready.
 func (r *Redis) launch(ctx context.Context) error {
-	r.mu.Lock()
-	closed := r.closed
-	r.mu.Unlock()
-	if closed {
-		return fmt.Errorf("redis %s: cluster stopped", r.Name)
-	}
-	ctx, cancel := context.WithTimeout(ctx, startTimeout)
-	defer cancel()
-
-	logf, err := os.OpenFile(r.LogFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	logStart, _ := logf.Seek(0, io.SeekEnd)
 	args := []string{"--port", strconv.Itoa(r.port), "--bind", "127.0.0.1"}
 	args = append(args, persistenceArgs(r.persistence)...)
 	args = append(args, "--daemonize", "no", "--dir", r.Dir, "--logfile", r.LogFile)
 	cmd := exec.Command("redis-server", args...)
 	cmd.Dir = r.Dir
-	if r.faketimeFile != "" {
-		// The clock file is written for a process starting now; libfaketime takes its start time
-		// a few milliseconds later, which shifts a clock running at rate R by times that.
-		r.clockMu.Lock()
-		err := r.writeClockFileLocked(time.Now())
-		r.clockMu.Unlock()
-		if err != nil {
-			logf.Close()
-			return err
+	var began time.Time
+	p, err := r.launchServer(ctx, r.Name, r.Addr, r.LogFile, cmd, func() error {
+		if r.faketimeFile != "" {
+			// The clock file is written for a process starting now; libfaketime takes its start time
+			// a few milliseconds later, which shifts a clock running at rate R by times that.
+			r.clockMu.Lock()
+			err := r.writeClockFileLocked(time.Now())
+			r.clockMu.Unlock()
+			if err != nil {
+				return err
+			}
+			cmd.Env = append(os.Environ(), faketimeEnv(r.faketimeFile)...)
 		}
-		cmd.Env = append(os.Environ(), faketimeEnv(r.faketimeFile)...)
-	}
-	// Whatever redis prints before it opens its log file (bad arguments...) lands there too.
-	cmd.Stdout, cmd.Stderr = logf, logf
-	began := time.Now()
-	p, err := proc.StartProcess(cmd)
-	logf.Close()
+		began = time.Now()
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("redis %s: start redis-server: %w", r.Name, err)
-	}
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		_ = p.Kill()
-		_ = p.Wait()
-		return fmt.Errorf("redis %s: cluster stopped", r.Name)
-	}
-	r.p = p
-	r.mu.Unlock()
-
-	if err := waitReady(ctx, r.Addr, p); err != nil {
-		_ = p.Kill()
-		_ = p.Wait()
-		tail := logTail(r.LogFile, logStart)
-		if strings.Contains(tail, "Address already in use") {
-			return fmt.Errorf("redis %s on %s: %w", r.Name, r.Addr, errPortInUse)
-		}
-		return fmt.Errorf("redis %s on %s not ready: %w; %s:\n%s", r.Name, r.Addr, err, r.LogFile, tail)
+		return err
 	}
 	r.logger.Debug("redis ready", "name", r.Name, "addr", r.Addr, "pid", p.Pid(), "took", time.Since(began))
 	return nil
+}
+
+// launchServer starts cmd, a redis-server (plain or --sentinel) called name that listens on addr,
+// with its output appended to logFile (whatever it prints before it opens its own log file, bad
+// arguments..., lands there too), makes it l's current process and waits until it answers PING
+// with its own pid. prepare, if not nil, runs just before the start (it may set cmd.Env); its
+// error is returned as is. A port someone else took is errPortInUse, for the caller to retry on
+// another port. It fails once l is stopped, and kills a process that started too late.
+func (l *lifecycle) launchServer(ctx context.Context, name, addr, logFile string, cmd *exec.Cmd, prepare func() error) (*proc.Process, error) {
+	l.mu.Lock()
+	closed := l.closed
+	l.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("%s %s: cluster stopped", l.kind, name)
+	}
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+
+	logf, err := os.OpenFile(logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	logStart, _ := logf.Seek(0, io.SeekEnd)
+	if prepare != nil {
+		if err := prepare(); err != nil {
+			logf.Close()
+			return nil, err
+		}
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	p, err := proc.StartProcess(cmd)
+	logf.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: start redis-server: %w", l.kind, name, err)
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		_ = p.Kill()
+		_ = p.Wait()
+		return nil, fmt.Errorf("%s %s: cluster stopped", l.kind, name)
+	}
+	l.p = p
+	l.mu.Unlock()
+
+	if err := waitReady(ctx, addr, p); err != nil {
+		_ = p.Kill()
+		_ = p.Wait()
+		tail := logTail(logFile, logStart)
+		if strings.Contains(tail, "Address already in use") {
+			return nil, fmt.Errorf("%s %s on %s: %w", l.kind, name, addr, errPortInUse)
+		}
+		return nil, fmt.Errorf("%s %s on %s not ready: %w; %s:\n%s", l.kind, name, addr, err, logFile, tail)
+	}
+	return p, nil
 }
 
 // waitReady polls until the server at addr answers PING and reports p's pid (so a server of

@@ -33,8 +33,6 @@ import (
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
-
-	"github.com/lockcheck/lockcheck/internal/proc"
 )
 
 // MasterName is the name the sentinels monitor the primary under.
@@ -317,46 +315,10 @@ func randomID() string {
 
 // launch starts the sentinel process and waits until it answers PING with its own pid.
 func (s *SentinelServer) launch(ctx context.Context) error {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
-		return fmt.Errorf("sentinel %s: cluster stopped", s.Name)
-	}
-	ctx, cancel := context.WithTimeout(ctx, startTimeout)
-	defer cancel()
-	logf, err := os.OpenFile(s.LogFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	logStart, _ := logf.Seek(0, 2)
 	cmd := exec.Command("redis-server", s.Conf, "--sentinel")
 	cmd.Dir = s.Dir
-	cmd.Stdout, cmd.Stderr = logf, logf
-	p, err := proc.StartProcess(cmd)
-	logf.Close()
-	if err != nil {
-		return fmt.Errorf("sentinel %s: start: %w", s.Name, err)
-	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		_ = p.Kill()
-		_ = p.Wait()
-		return fmt.Errorf("sentinel %s: cluster stopped", s.Name)
-	}
-	s.p = p
-	s.mu.Unlock()
-	if err := waitReady(ctx, s.Addr, p); err != nil {
-		_ = p.Kill()
-		_ = p.Wait()
-		tail := logTail(s.LogFile, logStart)
-		if strings.Contains(tail, "Address already in use") {
-			return fmt.Errorf("sentinel %s on %s: %w", s.Name, s.Addr, errPortInUse)
-		}
-		return fmt.Errorf("sentinel %s on %s not ready: %w; %s:\n%s", s.Name, s.Addr, err, s.LogFile, tail)
-	}
-	return nil
+	_, err := s.launchServer(ctx, s.Name, s.Addr, s.LogFile, cmd, nil)
+	return err
 }
 
 // Restart kills the sentinel if it runs and starts it again with its (rewritten) config file.
@@ -579,37 +541,19 @@ func (f *Failover) ClientDial(client string) map[string]string {
 func (f *Failover) Stop() error {
 	f.stopOnce.Do(func() {
 		f.stopped.Store(true)
-		var errs []error
-		for _, l := range f.allLinks {
-			l.removeToxics()
-			l.mu.Lock()
-			l.proxy.Stop()
-			l.cut = true
-			l.mu.Unlock()
-		}
-		if err := f.toxi.Collection.Clear(); err != nil {
-			errs = append(errs, err)
-		}
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		add := func(err error) {
-			if err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		}
+		errs := []error{stopLinks(f.toxi, f.allLinks)}
+		var stops []func() error
 		for _, s := range f.Sentinels {
 			if s != nil {
-				wg.Go(func() { add(s.stop(s.Name)) })
+				stops = append(stops, func() error { return s.stop(s.Name) })
 			}
 		}
 		for _, r := range f.Nodes {
 			if r != nil {
-				wg.Go(func() { add(r.stop(r.Name)) })
+				stops = append(stops, func() error { return r.stop(r.Name) })
 			}
 		}
-		wg.Wait()
+		errs = append(errs, stopAll(stops))
 		f.stopErr = errors.Join(errs...)
 		f.logger.Debug("failover topology stopped", "err", f.stopErr)
 	})

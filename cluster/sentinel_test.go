@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"strings"
@@ -19,17 +18,13 @@ func startFailover(t testing.TB, clients ...string) *Failover {
 	if err := CheckBinaries(); err != nil {
 		t.Fatal(err)
 	}
-	var logger *slog.Logger
-	if testing.Verbose() {
-		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	dir, err := os.MkdirTemp("", "lockcheck-sentinel-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := StartFailover(ctx, FailoverOptions{Dir: dir, Clients: clients, Logger: logger})
+	f, err := StartFailover(ctx, FailoverOptions{Dir: dir, Clients: clients, Logger: testLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -603,32 +603,15 @@ func (z *ZooKeeper) waitEnsemble(ctx context.Context) error {
 func (z *ZooKeeper) Stop() error {
 	z.stopOnce.Do(func() {
 		z.stopped.Store(true)
-		var errs []error
-		for _, l := range z.allLinks {
-			l.removeToxics()
-			l.mu.Lock()
-			l.proxy.Stop()
-			l.cut = true
-			l.mu.Unlock()
-		}
-		if err := z.toxi.Collection.Clear(); err != nil {
-			errs = append(errs, err)
-		}
+		errs := []error{stopLinks(z.toxi, z.allLinks)}
 		for _, r := range z.relays {
 			r.close()
 		}
-		var mu sync.Mutex
-		var wg sync.WaitGroup
+		var stops []func() error
 		for _, s := range z.Servers {
-			wg.Go(func() {
-				if err := s.stop(s.Name); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			})
+			stops = append(stops, func() error { return s.stop(s.Name) })
 		}
-		wg.Wait()
+		errs = append(errs, stopAll(stops))
 		z.stopErr = errors.Join(errs...)
 		z.logger.Debug("zookeeper stopped", "err", z.stopErr)
 	})

@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,15 +28,11 @@ func startZK(t *testing.T, servers int, clients ...string) *ZooKeeper {
 	if err := CheckZooKeeper(); err != nil {
 		t.Fatalf("%v (scripts/install-deps.sh installs it)", err)
 	}
-	var logger *slog.Logger
-	if testing.Verbose() {
-		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	began := time.Now()
-	z, err := StartZooKeeper(ctx, ZooKeeperOptions{Dir: dir, Servers: servers, Clients: clients, Logger: logger})
+	z, err := StartZooKeeper(ctx, ZooKeeperOptions{Dir: dir, Servers: servers, Clients: clients, Logger: testLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

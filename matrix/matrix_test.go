@@ -17,13 +17,7 @@ import (
 
 // The test binary doubles as the worker process, as in the runner's tests.
 func TestMain(m *testing.M) {
-	if os.Getenv("LOCKCHECK_TEST_WORKER") == "1" {
-		if err := workloads.Run(); err != nil {
-			os.Stderr.WriteString(err.Error() + "\n")
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	workloads.RunIfTestWorker()
 	os.Exit(m.Run())
 }
 
@@ -101,7 +95,7 @@ func TestCellStatusIsTheMostFrequentAndTiesGoToTheWorse(t *testing.T) {
 func TestSmallGridOnRealServers(t *testing.T) {
 	results := t.TempDir()
 	o := Options{Locks: []string{"set-nx-px", "setnx-del"}, Faults: []string{"pause-after-acquire", "kill-holder"},
-		Runner: runner.Options{ResultsDir: results, Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), "LOCKCHECK_TEST_WORKER=1")}}
+		Runner: runner.Options{ResultsDir: results, Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), workloads.TestWorkerEnv)}}
 	m, err := Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)

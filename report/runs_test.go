@@ -13,19 +13,11 @@ import (
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
-// The test binary doubles as the worker: the runner re-executes it with this variable set.
-const workerEnv = "LOCKCHECK_TEST_WORKER=1"
-
 var resultsRoot string
 
+// The test binary doubles as the worker: the runner re-executes it with workloads.TestWorkerEnv set.
 func TestMain(m *testing.M) {
-	if os.Getenv("LOCKCHECK_TEST_WORKER") == "1" {
-		if err := workloads.Run(); err != nil {
-			os.Stderr.WriteString(err.Error() + "\n")
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	workloads.RunIfTestWorker()
 	// LOCKCHECK_TEST_RESULTS keeps the run folders (and the browser's screenshot) in a folder of
 	// one's choosing; by default they go to a temporary folder removed when the tests pass.
 	dir, keep := os.Getenv("LOCKCHECK_TEST_RESULTS"), true
@@ -83,7 +75,7 @@ func shortRun(name, from, to string) (*runner.Result, error) {
 		return nil, err
 	}
 	return runner.Run(context.Background(), sc, runner.Options{ResultsDir: resultsRoot,
-		Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), workerEnv)})
+		Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), workloads.TestWorkerEnv)})
 }
 
 func mustRuns(t *testing.T) *runs {

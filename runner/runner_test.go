@@ -15,22 +15,14 @@ import (
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
-// The test binary doubles as the worker: the runner re-executes it with this variable set.
-const workerEnv = "LOCKCHECK_TEST_WORKER=1"
-
+// The test binary doubles as the worker: the runner re-executes it with workloads.TestWorkerEnv set.
 func TestMain(m *testing.M) {
-	if os.Getenv("LOCKCHECK_TEST_WORKER") == "1" {
-		if err := workloads.Run(); err != nil {
-			os.Stderr.WriteString(err.Error() + "\n")
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	workloads.RunIfTestWorker()
 	os.Exit(m.Run())
 }
 
 func testOptions(t *testing.T) Options {
-	return Options{ResultsDir: t.TempDir(), Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), workerEnv)}
+	return Options{ResultsDir: t.TempDir(), Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), workloads.TestWorkerEnv)}
 }
 
 // Every shipped scenario, run once against real servers, must reach the verdict its expect block
