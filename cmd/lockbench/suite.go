@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -43,9 +44,22 @@ func suiteWallTime(ctx context.Context, c config) (string, error) {
 	}
 	pkgs := map[string]*testEvent{}
 	var tests []testEvent // top-level tests that finished
+	var failedSubtests []string
+	// Keep the raw test2json stream: a failed scenario's message (which verdict field differed)
+	// is only in there.
+	var raw *os.File
+	if rawDir != "" {
+		if f, err := os.Create(filepath.Join(rawDir, "suite.jsonl")); err == nil {
+			raw = f
+			defer raw.Close()
+		}
+	}
 	lines := bufio.NewScanner(out)
 	lines.Buffer(make([]byte, 1<<20), 16<<20)
 	for lines.Scan() {
+		if raw != nil {
+			raw.Write(append(lines.Bytes(), '\n'))
+		}
 		var e testEvent
 		if json.Unmarshal(lines.Bytes(), &e) != nil {
 			continue
@@ -57,6 +71,8 @@ func suiteWallTime(ctx context.Context, c config) (string, error) {
 			pkgs[e.Package] = &ev
 		case !strings.Contains(e.Test, "/"):
 			tests = append(tests, e)
+		case e.Action == "fail":
+			failedSubtests = append(failedSubtests, e.Test)
 		}
 	}
 	testErr := cmd.Wait()
@@ -117,6 +133,9 @@ func suiteWallTime(ctx context.Context, c config) (string, error) {
 	}
 	if len(failures) > 0 {
 		fmt.Fprintf(&b, "\nFailed tests (timing-sensitive verdicts can wobble on a loaded machine; rerun before concluding): %s.\n", strings.Join(failures, ", "))
+		if len(failedSubtests) > 0 {
+			fmt.Fprintf(&b, "Failed subtests: %s (messages in %s).\n", strings.Join(failedSubtests, ", "), filepath.Join(rawDir, "suite.jsonl"))
+		}
 	}
 	b.WriteString("\nThe suite runs packages one at a time (`-p 1`): scenario verdicts and lock tests depend on real " +
 		"timing, and on 2 cores running them side by side only adds scheduling noise. Most of its time is real time " +
