@@ -107,7 +107,7 @@ func (f Fault) Label() string {
 			s += " " + time.Duration(f.Offset).String()
 		}
 	case f.Kind == history.Delay && f.Offset != 0:
-		s += " +" + human(time.Duration(f.Offset))
+		s += " +" + Human(time.Duration(f.Offset))
 	}
 	if len(f.Nodes) > 0 {
 		s += " ↔ " + strings.Join(f.Nodes, ",")

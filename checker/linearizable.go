@@ -86,7 +86,7 @@ func Visualize(events []history.Event, register, path string) error {
 func faultAnnotations(faults []Fault) []porcupine.Annotation {
 	out := make([]porcupine.Annotation, 0, len(faults))
 	for _, f := range faults {
-		details := fmt.Sprintf("%s for %s", f.Label(), human(time.Duration(f.End-f.Start)))
+		details := fmt.Sprintf("%s for %s", f.Label(), Human(time.Duration(f.End-f.Start)))
 		if f.Point != "" {
 			details += " (at " + f.Point + ")"
 		}

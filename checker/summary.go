@@ -33,7 +33,7 @@ func mutualExclusionWords(m MutualExclusion) string {
 	}
 	if len(pairs) == 1 {
 		p := pairs[0]
-		s := fmt.Sprintf("%s and %s both believed they held the lock for %s", p[0], p[1], human(perPair[p]))
+		s := fmt.Sprintf("%s and %s both believed they held the lock for %s", p[0], p[1], Human(perPair[p]))
 		if n := len(m.Windows); n > 1 {
 			s += fmt.Sprintf(" (%d windows)", n)
 		}
@@ -46,7 +46,7 @@ func mutualExclusionWords(m MutualExclusion) string {
 		}
 	}
 	return fmt.Sprintf("%d pairs of clients both believed they held the lock, %s in total (longest: %s and %s, %s)",
-		len(pairs), human(m.TotalOverlap), longest[0], longest[1], human(perPair[longest]))
+		len(pairs), Human(m.TotalOverlap), longest[0], longest[1], Human(perPair[longest]))
 }
 
 func registerWords(name string, r RegisterVerdict) string {
@@ -75,11 +75,11 @@ func registerWords(name string, r RegisterVerdict) string {
 func livenessWords(l Liveness) string {
 	switch {
 	case l.Stuck:
-		return "the lock was stuck for " + human(l.StuckFor) + " at the end"
+		return "the lock was stuck for " + Human(l.StuckFor) + " at the end"
 	case l.Acquisitions == 0:
 		return "no client ever acquired the lock"
 	}
-	return fmt.Sprintf("%s, p99 %s", plural(l.Acquisitions, "acquisition"), human(l.AcquireLatencyP99))
+	return fmt.Sprintf("%s, p99 %s", plural(l.Acquisitions, "acquisition"), Human(l.AcquireLatencyP99))
 }
 
 func plural(n int, noun string) string {
@@ -92,8 +92,8 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// human rounds a duration to three significant figures or so: "1.21s", "12.3ms".
-func human(d time.Duration) string {
+// Human rounds a duration to three significant figures or so, for reports: "1.21s", "12.3ms".
+func Human(d time.Duration) string {
 	switch {
 	case d >= time.Second:
 		return d.Round(10 * time.Millisecond).String()

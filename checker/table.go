@@ -38,11 +38,11 @@ func Table(v Verdict, w io.Writer) error {
 	l := v.Liveness
 	stuck := "no"
 	if l.Stuck {
-		stuck = "YES, for " + human(l.StuckFor)
+		stuck = "YES, for " + Human(l.StuckFor)
 	}
 	fmt.Fprintln(tw, "\nliveness\tacquisitions\tfailures\tp50\tp99\tlongest unavailable\tstuck")
 	fmt.Fprintf(tw, "\t%d\t%d\t%s\t%s\t%s\t%s\n", l.Acquisitions, l.AcquireFailures,
-		human(l.AcquireLatencyP50), human(l.AcquireLatencyP99), human(l.LongestUnavailable), stuck)
+		Human(l.AcquireLatencyP50), Human(l.AcquireLatencyP99), Human(l.LongestUnavailable), stuck)
 	return tw.Flush()
 }
 

@@ -161,7 +161,7 @@ func (tl *timeline) faults(top float64) {
 }
 
 func faultTip(r *run, f checker.Fault) string {
-	s := fmt.Sprintf("%s\nfrom %s to %s (%s)", f.Label(), r.offset(f.Start), r.offset(f.End), human(time.Duration(f.End-f.Start)))
+	s := fmt.Sprintf("%s\nfrom %s to %s (%s)", f.Label(), r.offset(f.Start), r.offset(f.End), checker.Human(time.Duration(f.End-f.Start)))
 	if f.Point != "" {
 		s += "\ntriggered at program point " + f.Point
 	}
@@ -194,7 +194,7 @@ func (tl *timeline) waits() {
 		if x1-x0 < 0.5 && outcome == string(history.OK) {
 			continue // an uncontended acquire: nothing to see
 		}
-		tip := fmt.Sprintf("%s waiting to acquire\n%s → %s (%s)\noutcome: %s", a.client, r.offset(a.invoke), r.offset(end), human(time.Duration(end-a.invoke)), outcome)
+		tip := fmt.Sprintf("%s waiting to acquire\n%s → %s (%s)\noutcome: %s", a.client, r.offset(a.invoke), r.offset(end), checker.Human(time.Duration(end-a.invoke)), outcome)
 		if a.err != "" {
 			tip += "\n" + a.err
 		}
@@ -215,7 +215,7 @@ func (tl *timeline) holds() {
 			continue
 		}
 		x0, x1 := r.x(h.Start), r.x(h.End)
-		tip := fmt.Sprintf("%s believed it held the lock\n%s → %s (%s)", h.Client, r.offset(h.Start), r.offset(h.End), human(time.Duration(h.End-h.Start)))
+		tip := fmt.Sprintf("%s believed it held the lock\n%s → %s (%s)", h.Client, r.offset(h.Start), r.offset(h.End), checker.Human(time.Duration(h.End-h.Start)))
 		if tok, ok := r.tokens[holdKey{h.Client, h.Start}]; ok {
 			tip += fmt.Sprintf("\nfencing token %d", tok)
 		}
@@ -250,7 +250,7 @@ func (tl *timeline) overlaps(markY float64) {
 		x1 := r.x(w.Start + int64(w.Length))
 		width := math.Max(x1-x0, 2)
 		tip := fmt.Sprintf("DOUBLE OWNERSHIP\n%s and %s both believed they held the lock\n%s → %s (%s)",
-			w.Clients[0], w.Clients[1], r.offset(w.Start), r.offset(w.Start+int64(w.Length)), human(w.Length))
+			w.Clients[0], w.Clients[1], r.offset(w.Start), r.offset(w.Start+int64(w.Length)), checker.Human(w.Length))
 		fmt.Fprintf(b, `<rect class="overlap-mark" x="%.2f" y="%.1f" width="%.2f" height="%.0f" data-tip="%s"/>`, x0, markY+1, width, tlMarkRow-2, esc(tip))
 		for _, c := range w.Clients {
 			if y, ok := tl.laneTop[c]; ok {

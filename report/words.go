@@ -70,14 +70,14 @@ func overlapSentences(m checker.MutualExclusion) []string {
 	}
 	var out []string
 	for _, p := range pairs {
-		s := fmt.Sprintf("%s and %s both believed they held the lock for %s", p.pair[0], p.pair[1], human(p.total))
+		s := fmt.Sprintf("%s and %s both believed they held the lock for %s", p.pair[0], p.pair[1], checker.Human(p.total))
 		if p.windows > 1 {
 			s += fmt.Sprintf(" in %d windows, the first", p.windows)
 		}
 		out = append(out, s+fmt.Sprintf(" at %s.", seconds(p.first)))
 	}
 	if len(pairs) > 1 {
-		out = append(out, fmt.Sprintf("In all, at least two clients held the lock at once for %s.", human(m.TotalOverlap)))
+		out = append(out, fmt.Sprintf("In all, at least two clients held the lock at once for %s.", checker.Human(m.TotalOverlap)))
 	}
 	return out
 }
@@ -128,12 +128,12 @@ func livenessSentence(l checker.Liveness) string {
 	}
 	s := fmt.Sprintf("%s (%s); acquire latency p50 %s, p99 %s; the longest time someone waited while nobody held the lock was %s",
 		count(l.Acquisitions, "acquisition"), count(l.AcquireFailures, "failed attempt"),
-		human(l.AcquireLatencyP50), human(l.AcquireLatencyP99), human(l.LongestUnavailable))
+		checker.Human(l.AcquireLatencyP50), checker.Human(l.AcquireLatencyP99), checker.Human(l.LongestUnavailable))
 	if l.LongestUnavailable > 0 {
 		s += " at " + seconds(l.LongestUnavailableOffset)
 	}
 	if l.Stuck {
-		return s + fmt.Sprintf(". The lock was stuck: nobody could take it for the last %s.", human(l.StuckFor))
+		return s + fmt.Sprintf(". The lock was stuck: nobody could take it for the last %s.", checker.Human(l.StuckFor))
 	}
 	return s + "."
 }
@@ -150,17 +150,6 @@ func deref(p *int64) int64 {
 		return 0
 	}
 	return *p
-}
-
-// human rounds a duration for reading: "1.21s", "12.3ms".
-func human(d time.Duration) string {
-	switch {
-	case d >= time.Second:
-		return d.Round(10 * time.Millisecond).String()
-	case d >= time.Millisecond:
-		return d.Round(100 * time.Microsecond).String()
-	}
-	return d.Round(time.Microsecond).String()
 }
 
 // seconds is an offset from the run's start: "1.52 s".
