@@ -80,22 +80,17 @@ func Load(o Options) ([]*scenarios.Scenario, error) {
 	return out, nil
 }
 
-// claimOrder sorts Kleppmann's claims first, then antirez's, then the seeds' mistakes, each by
-// number, then by file name.
+// claimOrder sorts by the scenario's first claim: Kleppmann's (K), then antirez's (A), then the
+// source articles' common mistakes (M), each by number, then by file name; scenarios without a
+// claim come last.
 func claimOrder(sc *scenarios.Scenario) string {
 	key := "9"
 	if len(sc.Claims) > 0 {
 		c := sc.Claims[0]
-		n, _ := strconv.Atoi(strings.TrimLeft(c, "KA"))
-		switch {
-		case strings.HasPrefix(c, "K"):
-			key = fmt.Sprintf("1%03d", n)
-		case strings.HasPrefix(c, "A"):
-			key = fmt.Sprintf("2%03d", n)
+		if i := strings.IndexAny("KAM", c[:min(len(c), 1)]); i >= 0 && len(c) > 1 {
+			n, _ := strconv.Atoi(c[1:])
+			key = fmt.Sprintf("%d%03d", i+1, n)
 		}
-	}
-	if strings.HasPrefix(filepath.Base(sc.Path), "seed") {
-		key = "3"
 	}
 	return key + filepath.Base(sc.Path)
 }
