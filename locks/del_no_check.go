@@ -1,12 +1,13 @@
 package locks
 
-// del-no-check: seed 000's third common mistake ("錯誤解鎖" #1, "the most typical mistake"). The
-// lock is taken exactly as set-nx-px does (SET key <random> NX PX ttl, then INCR of <key>:token),
-// but released with a plain DEL that never checks whose lock it is. A holder that overruns its
-// TTL (a pause, a slow critical section) and then releases deletes the lock of whoever holds it
-// now; a third client takes it, and two clients that never stalled hold the lock at once. Under
-// contention it cascades: the client whose lock was deleted releases with a DEL too, deleting its
-// successor's, and so on (overrun-del-no-check: one overrun, overlapping holders to the end of
+// del-no-check: M3 in docs/CLAIMS.md, the third of the common mistakes in the Chinese article on
+// Redis locks (its first "錯誤解鎖", wrong way to unlock, which it calls the most typical). The lock is
+// taken exactly as set-nx-px does (SET key <random> NX PX ttl, then INCR of <key>:token), but
+// released with a plain DEL that never checks whose lock it is. A holder that overruns its TTL (a
+// pause, a slow critical section) and then releases deletes the lock of whoever holds it now; a
+// third client takes it, and two clients that never stalled hold the lock at once. Under contention
+// it cascades: the client whose lock was deleted releases with a DEL too, deleting its successor's,
+// and so on (debate/mistake-del-without-owner-check: one overrun, overlapping holders to the end of
 // the run). The connection uses lockcheck's go-redis settings (dialRedis: no retries,
 // context-bounded commands).
 
@@ -18,7 +19,7 @@ func init() {
 	register(Design{
 		Name:      "del-no-check",
 		Summary:   "SET key <random> NX PX ttl + INCR token; release by plain DEL, no owner check",
-		Source:    "seed 000, common mistake 3 (DEL without checking the owner)",
+		Source:    "Chinese article on Redis locks' common mistakes, M3 (DEL without checking the owner)",
 		Token:     "INCR of <key>:token at acquire",
 		Nodes:     1,
 		Expires:   true,
@@ -29,7 +30,7 @@ func init() {
 			"under contention it cascades: each holder whose lock was deleted deletes its successor's when it releases",
 			"holder paused past the TTL keeps believing it holds: double ownership (K2, K3)",
 		},
-		Scenarios: []string{"no-faults-del-no-check", "debate/seed000-del-without-owner-check"},
+		Scenarios: []string{"no-faults-del-no-check", "debate/mistake-del-without-owner-check"},
 		New: func(env Env) (Lock, error) {
 			return &delNoCheck{setNxPx: &setNxPx{rdb: dialRedis(env.Nodes[0], env), env: env}}, nil
 		},

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Seed 000, mistake 3: a overruns its TTL, b takes the lock, and a's release (a plain DEL)
+// M3 (docs/CLAIMS.md): a overruns its TTL, b takes the lock, and a's release (a plain DEL)
 // deletes b's lock; c takes it while b still believes it holds.
 func TestDelNoCheckLateReleaseDeletesTheCurrentHoldersLock(t *testing.T) {
 	addr := redisNode(t)

@@ -1,12 +1,12 @@
 package locks
 
-// get-del: seed 000's fourth common mistake ("錯誤解鎖" #2). The lock is taken exactly as set-nx-px
-// does (SET key <random> NX PX ttl, then INCR of <key>:token for a fencing token), but it is
-// released with two commands: GET the key, compare the value in the client, then DEL. Between
-// the GET and the DEL the key can expire and another client can take it; the late DEL then
-// deletes that client's lock, a third client takes it, and two clients that never stalled both
-// believe they hold the lock. The connection uses lockcheck's go-redis settings (dialRedis: no
-// retries, context-bounded commands).
+// get-del: M4 in docs/CLAIMS.md, the fourth of the common mistakes in the Chinese article on Redis
+// locks (its second "錯誤解鎖", wrong way to unlock). The lock is taken exactly as set-nx-px does (SET
+// key <random> NX PX ttl, then INCR of <key>:token for a fencing token), but it is released with
+// two commands: GET the key, compare the value in the client, then DEL. Between the GET and the DEL
+// the key can expire and another client can take it; the late DEL then deletes that client's lock,
+// a third client takes it, and two clients that never stalled both believe they hold the lock. The
+// connection uses lockcheck's go-redis settings (dialRedis: no retries, context-bounded commands).
 
 import (
 	"context"
@@ -22,7 +22,7 @@ func init() {
 	register(Design{
 		Name:      "get-del",
 		Summary:   "SET key <random> NX PX ttl + INCR token; release by GET, compare in the client, then DEL",
-		Source:    "seed 000, common mistake 4 (GET then DEL is not atomic)",
+		Source:    "Chinese article on Redis locks' common mistakes, M4 (GET then DEL is not atomic)",
 		Token:     "INCR of <key>:token at acquire",
 		Nodes:     1,
 		Expires:   true,
@@ -33,7 +33,7 @@ func init() {
 			"holder stalls between its GET and its DEL past the TTL: the DEL deletes the next holder's lock, and two clients that never stalled hold it at once",
 			"holder paused past the TTL keeps believing it holds: double ownership (K2, K3)",
 		},
-		Scenarios: []string{"no-faults-get-del", "debate/seed000-get-then-del"},
+		Scenarios: []string{"no-faults-get-del", "debate/mistake-get-then-del"},
 		New: func(env Env) (Lock, error) {
 			return &getDel{setNxPx: &setNxPx{rdb: dialRedis(env.Nodes[0], env), env: env}}, nil
 		},

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Seed 000, mistake 4: a stalls after its GET saw its own value; meanwhile its key expires and b
+// M4 (docs/CLAIMS.md): a stalls after its GET saw its own value; meanwhile its key expires and b
 // takes the lock; a's DEL then deletes b's key, and c takes the lock while b still holds it.
 func TestGetDelLateDelDeletesTheNextHoldersLock(t *testing.T) {
 	addr := redisNode(t)

@@ -1,14 +1,16 @@
 package locks
 
-// getset: the SETNX + GETSET timestamp lock of seeds 000 and 004. The value is the expiry time
-// the client computed with its own clock; there is no Redis TTL and no owner identity. A client
-// that finds the value in the past takes the lock over with GETSET, and wins only if the old
-// value GETSET handed back was still expired (so of two clients racing, one wins). Release DELs
-// the key, but only while the client's own expiry has not passed.
+// getset: the SETNX + GETSET time stamp lock, M2 in docs/CLAIMS.md (the Chinese article on Redis
+// locks' common mistakes; the Chinese notes on ZooKeeper and Redis locks recommend it as "double
+// anti-deadlock"). The value is the expiry time the client computed with its own clock; there is no
+// Redis TTL and no owner identity. A client that finds the value in the past takes the lock over
+// with GETSET, and wins only if the old value GETSET handed back was still expired (so of two
+// clients racing, one wins). Release DELs the key, but only while the client's own expiry has not
+// passed.
 //
 // It is only as good as the clients' clocks: a client whose clock runs ahead sees every lock as
-// expired and takes it from its holder (seed 000: "client clocks must be synchronized"), and the
-// old holder, whose own clock says its lease is still good, then DELs the thief's lock.
+// expired and takes it from its holder (as the article says, client clocks must be synchronized),
+// and the old holder, whose own clock says its lease is still good, then DELs the thief's lock.
 
 import (
 	"context"
@@ -22,7 +24,7 @@ func init() {
 	register(Design{
 		Name:     "getset",
 		Summary:  "SETNX key <expiry by client clock>; if expired, GETSET and win if the old value was expired; DEL if own expiry not passed",
-		Source:   "seeds 000 and 004 (SETNX + GETSET \"double anti-deadlock\")",
+		Source:   "Chinese article on Redis locks' common mistakes, M2; Chinese notes on ZooKeeper and Redis locks (\"double anti-deadlock\")",
 		Token:    "none",
 		Nodes:    1,
 		Expires:  true,
@@ -33,7 +35,7 @@ func init() {
 			"no owner identity: a holder whose lock was taken over DELs the new holder's lock",
 			"a holder paused past its expiry keeps believing it holds (K2)",
 		},
-		Scenarios: []string{"no-faults-getset", "debate/seed000-client-clock-getset", "clock-jump-getset"},
+		Scenarios: []string{"no-faults-getset", "debate/mistake-client-clock-getset", "clock-jump-getset"},
 		New: func(env Env) (Lock, error) {
 			return &getsetLock{rdb: dialRedis(env.Nodes[0], env), env: env}, nil
 		},

@@ -83,7 +83,7 @@ const (
 type Design struct {
 	Name         string
 	Summary      string
-	Source       string   // the seed article or reference section it follows
+	Source       string   // the article, documentation page or library it follows (docs/CLAIMS.md describes the articles)
 	Token        string   // the fencing token it gives, or "none"
 	Nodes        int      // independent lock-service nodes it needs
 	Expires      bool     // whether the lock frees itself after TTL

@@ -1,11 +1,12 @@
 package locks
 
-// multilock: Redisson's RedissonMultiLock over N independent Redis primaries (seed 001 describes
-// MultiLock next to RedLock; REFERENCE.md "Redisson"): the lock is held only when EVERY node's
-// lock is held. Like Redisson it walks the nodes in order, taking each with SET key <random> NX
-// PX ttl, and at the first refusal or failure gives back what it took (and the node whose answer
-// it did not get: Redisson unlocks that one too on a response timeout). Walking in the same order
-// makes contenders meet at node 1 first, so two clients rarely split the nodes between them.
+// multilock: Redisson's RedissonMultiLock over N independent Redis primaries (the Chinese article
+// on Redis locks and Redisson describes MultiLock next to RedLock): the lock is held only when
+// EVERY node's lock is held. Like Redisson it walks the nodes in order, taking each with SET key
+// <random> NX PX ttl, and at the first refusal or failure gives back what it took (and the node
+// whose answer it did not get: Redisson unlocks that one too on a response timeout). Walking in the
+// same order makes contenders meet at node 1 first, so two clients rarely split the nodes between
+// them.
 //
 // Requiring all nodes makes it less available than Redlock (one node down and nobody can lock)
 // and no safer: there is no validity computation (Redisson has none), so the client never knows
@@ -25,7 +26,7 @@ func init() {
 	register(Design{
 		Name:     "multilock",
 		Summary:  "SET NX PX <random> on every one of N nodes in order; all or nothing; release what was taken on failure",
-		Source:   "Redisson RedissonMultiLock; seed 001 (MultiLock: all masters must be locked)",
+		Source:   "Redisson RedissonMultiLock; Chinese article on Redis locks and Redisson (MultiLock: every master locked)",
 		Token:    "none",
 		Nodes:    5,
 		Expires:  true,

@@ -1,8 +1,8 @@
 package locks
 
-// redislock: github.com/bsm/redislock v0.9.4, the single-instance Go lock library, run as it is
-// (REFERENCE.md "Go lock libraries"). Obtain runs its script (SET key <16 random bytes> NX PX ttl,
-// or re-SET if the value already starts with our token); Release runs a compare-and-delete. The
+// redislock: github.com/bsm/redislock v0.9.4, the single-instance Go lock library, run as it is.
+// Obtain runs its script (SET key <16 random bytes> NX PX ttl, or re-SET if the value already
+// starts with our token); Release runs a compare-and-delete. The
 // go-redis client handed to the library is built with dialRedis (redisopt: no retries, one
 // connection, commands bounded by their context), so it sees the same network as our own designs.
 //
@@ -29,7 +29,7 @@ func init() {
 	register(Design{
 		Name:     "redislock",
 		Summary:  "bsm/redislock v0.9.4 as it is: Obtain (SET NX PX, no retry), Release (compare-and-delete)",
-		Source:   "github.com/bsm/redislock v0.9.4; REFERENCE.md \"Go lock libraries\"",
+		Source:   "github.com/bsm/redislock v0.9.4",
 		Token:    "none",
 		Nodes:    1,
 		Expires:  true,

@@ -1,12 +1,13 @@
 package locks
 
-// redisson: the Redisson (Java) reentrant lock on a single Redis, rebuilt in Go (seed 001; REFERENCE.md
-// "Redisson"). The lock is a hash: field "<client uuid>:<thread id>" (one uuid per lock instance, a
-// fixed thread id), value = reentrancy count. The acquire script takes the lock when the key is
-// missing or the field is already ours (HINCRBY field 1, PEXPIRE key lease) and otherwise answers the
-// key's PTTL; the release script refuses a non-owner, counts down, and at 0 deletes the key and
-// PUBLISHes an unlock message on the lock's channel. A waiter subscribes to that channel and tries
-// again on the unlock message or after the PTTL, whichever comes first.
+// redisson: the Redisson (Java) reentrant lock on a single Redis, rebuilt in Go from Redisson's
+// behaviour as its sources and the Chinese article on Redis locks and Redisson describe it. The
+// lock is a hash: field "<client uuid>:<thread id>" (one uuid per lock instance, a fixed thread
+// id), value = reentrancy count. The acquire script takes the lock when the key is missing or the
+// field is already ours (HINCRBY field 1, PEXPIRE key lease) and otherwise answers the key's PTTL;
+// the release script refuses a non-owner, counts down, and at 0 deletes the key and PUBLISHes an
+// unlock message on the lock's channel. A waiter subscribes to that channel and tries again on the
+// unlock message or after the PTTL, whichever comes first.
 //
 // Lease and watchdog: Redisson's default lease is 30 s (renewed every 10 s); a 5 s test cannot wait
 // for that, so the lease is the scenario's TTL and the watchdog renews every TTL/3 while the lock is
@@ -39,7 +40,7 @@ func init() {
 	register(Design{
 		Name:      "redisson",
 		Summary:   "Redisson RLock: reentrant hash lock, Lua acquire/release, unlock pub/sub, watchdog renewing every lease/3",
-		Source:    "seed 001 (Redisson reentrant lock and watchdog); REFERENCE.md \"Redisson\"",
+		Source:    "Redisson RLock; Chinese article on Redis locks and Redisson (reentrant lock, watchdog)",
 		Token:     "none",
 		Nodes:     1,
 		Expires:   true,

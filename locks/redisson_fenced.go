@@ -1,11 +1,11 @@
 package locks
 
-// redisson-fenced: Redisson's RFencedLock (REFERENCE.md "Redisson"): the redisson hash lock of
-// redisson.go, watchdog and unlock pub/sub included, whose acquire script also INCRs a token key
-// (redisson_lock_token:{key}) in the same script and hands the result out as the fencing token.
-// As in RFencedLock the INCR runs on every successful acquisition, re-entries included; the
-// workload fences its critical section with the outer level's token, which is lower, and no
-// access ever carries the inner one, so the extra increments cost nothing.
+// redisson-fenced: Redisson's RFencedLock: the redisson hash lock of redisson.go, watchdog and
+// unlock pub/sub included, whose acquire script also INCRs a token key (redisson_lock_token:{key})
+// in the same script and hands the result out as the fencing token. As in RFencedLock the INCR runs
+// on every successful acquisition, re-entries included; the workload fences its critical section
+// with the outer level's token, which is lower, and no access ever carries the inner one, so the
+// extra increments cost nothing.
 //
 // It fails exactly as redisson does (a pause longer than what is left of the lease freezes the
 // watchdog, the key expires, the paused holder resumes and writes: K2, A1), but the token lets the
@@ -16,7 +16,7 @@ func init() {
 	register(Design{
 		Name:      "redisson-fenced",
 		Summary:   "Redisson RFencedLock: the redisson hash lock and watchdog plus an INCR fencing token in the acquire script",
-		Source:    "Redisson RFencedLock (REFERENCE.md \"Redisson\"); seed 001 for the lock itself",
+		Source:    "Redisson RFencedLock; Chinese article on Redis locks and Redisson for the lock itself",
 		Token:     "INCR of redisson_lock_token:{<key>} in the acquire script, at every acquisition (re-entries too)",
 		Nodes:     1,
 		Expires:   true,

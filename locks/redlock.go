@@ -1,14 +1,14 @@
 package locks
 
 // redlock: the Redlock algorithm of the Redis docs ("Distributed Locks with Redis", N = 5
-// independent primaries; seeds 001, 002 and 004 describe it). The client takes the time, sends
-// SET key <random 20 bytes> NX PX ttl to every node in parallel, each bounded by a small per-node
-// timeout, and holds the lock only if a majority (N/2+1) said OK and validity = ttl − elapsed −
-// drift (drift = ttl×1% + 2 ms, as the reference clients compute it) is still positive. Otherwise
-// it runs the compare-and-delete script on ALL nodes. The random retry delay of the docs is the
-// worker's backoff (backoff_min..backoff_max), not done here: Acquire is one attempt.
-// Extend re-expires the key (Lua, only if the value matches) and counts only with a majority
-// reached within the current validity.
+// independent primaries; three of the source articles in docs/CLAIMS.md retell it). The client
+// takes the time, sends SET key <random 20 bytes> NX PX ttl to every node in parallel, each bounded
+// by a small per-node timeout, and holds the lock only if a majority (N/2+1) said OK and validity =
+// ttl − elapsed − drift (drift = ttl×1% + 2 ms, as the reference clients compute it) is still
+// positive. Otherwise it runs the compare-and-delete script on ALL nodes. The random retry delay of
+// the docs is the worker's backoff (backoff_min..backoff_max), not done here: Acquire is one
+// attempt. Extend re-expires the key (Lua, only if the value matches) and counts only with a
+// majority reached within the current validity.
 //
 // It implements Expiring: the workload stops believing it holds once the validity ends. That
 // catches a pause before the check (A8, A9), not one after it (K3): a client paused between its
@@ -37,7 +37,7 @@ func init() {
 	register(Design{
 		Name:    "redlock",
 		Summary: "SET NX PX <random> on N independent nodes in parallel; majority within validity = ttl − elapsed − drift; unlock all on failure",
-		Source:  "Redis docs \"Distributed Locks with Redis\" (Redlock, N=5); seeds 001, 002, 004",
+		Source:  "Redis docs \"Distributed Locks with Redis\" (Redlock, N=5), as three of the source articles retell it",
 		Token:   "none",
 		Nodes:   5,
 		Expires: true,

@@ -1,9 +1,9 @@
 package locks
 
-// redsync: github.com/go-redsync/redsync/v4 (v4.18.1), the Go Redlock library people use, run as
-// it is (REFERENCE.md "Go lock libraries"). Each node is a goredis/v9 pool over a go-redis client
-// built with lockcheck's settings (redisopt via dialRedis: no retries, one connection, commands
-// bounded by their context), so the library sees the same network as our own designs.
+// redsync: github.com/go-redsync/redsync/v4 (v4.18.1), the Go Redlock library people use, run as it
+// is. Each node is a goredis/v9 pool over a go-redis client built with lockcheck's settings
+// (redisopt via dialRedis: no retries, one connection, commands bounded by their context), so the
+// library sees the same network as our own designs.
 //
 // What is set and why: WithExpiry(ttl) (the scenario's lease instead of 8 s); Acquire calls
 // TryLockContext, which is lockContext(ctx, 1): exactly one attempt, no internal retry delay

@@ -1,10 +1,12 @@
 package locks
 
-// set-nx-px: the single-instance lock of the Redis docs (seeds 000, 003). SET key <random value>
-// NX PX ttl takes it; a Lua compare-and-delete releases it only if the value is still ours. The
-// fencing token is an INCR of a counter key, taken after the SET succeeds, so tokens increase in
-// acquisition order on one node (and can go backwards if that node loses its data: K6).
-// It fails as every lease does (A1, K2): a holder paused past the TTL still believes it holds.
+// set-nx-px: the single-instance lock of the Redis docs' page "Distributed Locks with Redis", as
+// the Chinese article on Redis locks' common mistakes and the Japanese article on designing a Redis
+// lock also give it (docs/CLAIMS.md). SET key <random value> NX PX ttl takes it; a Lua
+// compare-and-delete releases it only if the value is still ours. The fencing token is an INCR of a
+// counter key, taken after the SET succeeds, so tokens increase in acquisition order on one node
+// (and can go backwards if that node loses its data: K6). It fails as every lease does (A1, K2): a
+// holder paused past the TTL still believes it holds.
 
 import (
 	"context"
@@ -20,7 +22,7 @@ func init() {
 	register(Design{
 		Name:     "set-nx-px",
 		Summary:  "SET key <random> NX PX ttl; Lua compare-and-delete release; INCR fencing token",
-		Source:   "seeds 000 and 003; Redis docs, single instance",
+		Source:   "Redis docs \"Distributed Locks with Redis\", single instance; the Chinese mistakes article and the Japanese Redis lock article",
 		Token:    "INCR of <key>:token at acquire",
 		Nodes:    1,
 		Expires:  true,

@@ -1,8 +1,9 @@
 package locks
 
-// setnx-del: the simplest Redis lock of seed 000. SETNX takes the key, a plain DEL gives it back.
-// There is no expiry, so a holder that dies never frees the lock (every other client starves);
-// and no owner check, so a client that releases late deletes whoever holds it now.
+// setnx-del: the bare SETNX lock the Chinese article on Redis locks' common mistakes starts from
+// (docs/CLAIMS.md). SETNX takes the key, a plain DEL gives it back. There is no expiry, so a holder
+// that dies never frees the lock (every other client starves); and no owner check, so a client that
+// releases late deletes whoever holds it now.
 
 import (
 	"context"
@@ -14,7 +15,7 @@ func init() {
 	register(Design{
 		Name:     "setnx-del",
 		Summary:  "SETNX key 1 to acquire, DEL key to release; no TTL, no owner check",
-		Source:   "seed 000 (the simplest lock)",
+		Source:   "Chinese article on Redis locks' common mistakes (the bare SETNX lock it starts from)",
 		Token:    "none",
 		Nodes:    1,
 		Expires:  false,

@@ -1,13 +1,14 @@
 package locks
 
-// setnx-expire: seed 000's first common mistake ("錯誤加鎖" #1). SETNX key <random> takes the key,
-// then a second command gives it its TTL. The two commands are not atomic: a client that dies (or
-// whose EXPIRE fails) between them leaves a key with no expiry, and every other client starves for
-// good, exactly like setnx-del after a crash. The seed sends EXPIRE in seconds; lockcheck's TTLs are
-// a few hundred milliseconds, so the second command is PEXPIRE: the mistake (two commands) is the
-// same. Release is the seed's correct Lua compare-and-delete, so the acquire is the only mistake.
-// No fencing token. The connection uses lockcheck's go-redis settings (dialRedis: no retries,
-// context-bounded commands).
+// setnx-expire: M1 in docs/CLAIMS.md, the first of the common mistakes in the Chinese article on
+// Redis locks (its first "錯誤加鎖", wrong way to lock). SETNX key <random> takes the key, then a
+// second command gives it its TTL. The two commands are not atomic: a client that dies (or whose
+// EXPIRE fails) between them leaves a key with no expiry, and every other client starves for good,
+// exactly like setnx-del after a crash. The article sends EXPIRE in seconds; lockcheck's TTLs are a
+// few hundred milliseconds, so the second command is PEXPIRE: the mistake (two commands) is the
+// same. Release is the article's correct Lua compare-and-delete, so the acquire is the only
+// mistake. No fencing token. The connection uses lockcheck's go-redis settings (dialRedis: no
+// retries, context-bounded commands).
 
 import (
 	"context"
@@ -24,7 +25,7 @@ func init() {
 	register(Design{
 		Name:      "setnx-expire",
 		Summary:   "SETNX key <random>, then PEXPIRE key ttl as a second command; Lua compare-and-delete release",
-		Source:    "seed 000, common mistake 1 (SETNX then EXPIRE: a crash in between deadlocks)",
+		Source:    "Chinese article on Redis locks' common mistakes, M1 (SETNX then EXPIRE: a crash in between deadlocks)",
 		Token:     "none",
 		Nodes:     1,
 		Expires:   true,
@@ -35,7 +36,7 @@ func init() {
 			"client dies (or its EXPIRE fails) between SETNX and EXPIRE: the key never expires, every other client starves",
 			"holder paused past the TTL keeps believing it holds, and there is no fencing token (K2)",
 		},
-		Scenarios: []string{"no-faults-setnx-expire", "debate/seed000-setnx-then-expire"},
+		Scenarios: []string{"no-faults-setnx-expire", "debate/mistake-setnx-then-expire"},
 		New: func(env Env) (Lock, error) {
 			return &setnxExpire{rdb: dialRedis(env.Nodes[0], env), env: env}, nil
 		},

@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The failure seed 003 worries about: a overruns its TTL and b takes the lock before a releases.
+// The failure the Japanese article on designing a Redis lock worries about: a overruns its TTL and b takes the lock before a releases.
 // The GET under WATCH sees b's value, so a deletes nothing.
 func TestWatchMultiLateReleaseDoesNotDeleteTheNextHoldersLock(t *testing.T) {
 	addr := redisNode(t)
@@ -35,7 +35,7 @@ func TestWatchMultiLateReleaseDoesNotDeleteTheNextHoldersLock(t *testing.T) {
 	}
 }
 
-// Seed 003 says WATCH "only takes effect once a transaction is opened" (at MULTI). On real Redis it
+// The Japanese article says WATCH only takes effect once a transaction is opened (at MULTI). On real Redis it
 // takes effect when sent: a stalls after its GET saw its own value and before MULTI; its key expires
 // and b takes the lock in that window; EXEC aborts and b's lock survives. The same stall deletes
 // b's lock under get-del (TestGetDelLateDelDeletesTheNextHoldersLock).
@@ -112,7 +112,7 @@ func TestWatchMultiKeyExpiringAfterWatchAbortsTheExec(t *testing.T) {
 
 // What WATCH does not do: guard a transaction sent on another connection. A pooled client that
 // sends WATCH and GET on one connection and MULTI/DEL/EXEC on another deletes b's lock, just as
-// get-del does. That is the one way the seed's release really fails; watch-multi avoids it by
+// get-del does. That is the one way the article's release really fails; watch-multi avoids it by
 // running the whole release on one connection.
 func TestWatchOnAnotherConnectionProtectsNothing(t *testing.T) {
 	addr := redisNode(t)

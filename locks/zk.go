@@ -1,8 +1,9 @@
 package locks
 
 // zk: github.com/go-zookeeper/zk v1.0.4's own lock, zk.NewLock(conn, path, acl) with
-// LockWithData/Unlock, used as it is: what most Go users of ZooKeeper run (seeds 002 and 004,
-// REFERENCE.md "ZooKeeper recipes"). LockWithData creates a protected EPHEMERAL_SEQUENTIAL node
+// LockWithData/Unlock, used as it is: what most Go users of ZooKeeper run (the lock recipe the
+// ZooKeeper documentation gives, as the Chinese survey of lock families and the Chinese notes on
+// ZooKeeper and Redis locks retell it). LockWithData creates a protected EPHEMERAL_SEQUENTIAL node
 // <path>/_c_<guid>-lock-NNNNNNNNNN, the lowest sequence holds, a waiter watches its predecessor
 // (GetW) with no timeout; Unlock deletes the node. The connection is built by zkconn.go (quiet
 // logger, session events by callback, every call of ours bounded by Env.Timeout).
@@ -38,7 +39,7 @@ func init() {
 	register(Design{
 		Name:     "zk",
 		Summary:  "go-zookeeper/zk v1.0.4 zk.NewLock as it is: protected EPHEMERAL_SEQUENTIAL node, lowest holds, watch the predecessor; holder never told of session expiry",
-		Source:   "github.com/go-zookeeper/zk v1.0.4 lock.go; seeds 002 and 004; REFERENCE.md \"ZooKeeper recipes\"",
+		Source:   "github.com/go-zookeeper/zk v1.0.4 lock.go; ZooKeeper's lock recipe (Chinese survey of lock families, Chinese ZooKeeper notes)",
 		Token:    "czxid of the holder's lock node",
 		Nodes:    1,
 		Expires:  true,

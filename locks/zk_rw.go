@@ -1,13 +1,13 @@
 package locks
 
-// zk-rw: the ZooKeeper read/write lock (seed 004's 读写锁; Curator InterProcessReadWriteLock;
-// REFERENCE.md "ZooKeeper recipes"), on the same code as zk-session-aware (zk_session_aware.go).
-// Every client creates an EPHEMERAL_SEQUENTIAL protected node under /lockcheck/<key>: readers
-// _c_<guid>-__READ__NNNNNNNNNN, writers _c_<guid>-__WRIT__NNNNNNNNNN (Env.Role decides). A reader
-// holds when no writer node is ahead of it and watches the last writer ahead of it otherwise; a
-// writer holds when its node is first and watches its predecessor. The fencing token is the czxid
-// of the client's own node: readers holding together have different tokens, and a writer's token
-// exceeds those of the readers before it.
+// zk-rw: the ZooKeeper read/write lock (读写锁 in the Chinese notes on ZooKeeper and Redis locks;
+// Apache Curator's InterProcessReadWriteLock), on the same code as zk-session-aware
+// (zk_session_aware.go). Every client creates an EPHEMERAL_SEQUENTIAL protected node under
+// /lockcheck/<key>: readers _c_<guid>-__READ__NNNNNNNNNN, writers _c_<guid>-__WRIT__NNNNNNNNNN
+// (Env.Role decides). A reader holds when no writer node is ahead of it and watches the last writer
+// ahead of it otherwise; a writer holds when its node is first and watches its predecessor. The
+// fencing token is the czxid of the client's own node: readers holding together have different
+// tokens, and a writer's token exceeds those of the readers before it.
 //
 // Session handling is zk-session-aware's (locks.Expiring), and so are its failure modes: a paused
 // writer (K2, K3) overlaps the next holders once its session expires. Readers share the lock by
@@ -19,7 +19,7 @@ func init() {
 	register(Design{
 		Name:      "zk-rw",
 		Summary:   "ZooKeeper read/write lock: __READ__/__WRIT__ EPHEMERAL_SEQUENTIAL protected nodes; readers share unless a writer is ahead; a writer holds when first",
-		Source:    "seed 004 (ZooKeeper read/write lock); Curator InterProcessReadWriteLock; REFERENCE.md \"ZooKeeper recipes\"",
+		Source:    "Apache Curator InterProcessReadWriteLock; Chinese notes on ZooKeeper and Redis locks (read/write lock)",
 		Token:     "czxid of the holder's lock node",
 		Nodes:     1,
 		Expires:   true,

@@ -1,13 +1,14 @@
 package locks
 
-// zk-session-aware: the ZooKeeper lock recipe as Curator's InterProcessMutex writes it (seeds 002
-// and 004, REFERENCE.md "ZooKeeper recipes"), written here on go-zookeeper v1.0.4 (zkconn.go).
-// Each attempt creates an EPHEMERAL_SEQUENTIAL child _c_<guid>-lock-NNNNNNNNNN under
-// /lockcheck/<key>; the lowest sequence holds; a waiter watches only its predecessor (GetW) and
-// looks again when it goes. The "protected" name lets a client whose create lost its reply find its
-// node by the GUID before creating another. Giving up (ctx ends) deletes the node, so no orphan
-// waits in the queue; a delete that cannot be done is retried before the next attempt.
-// The fencing token is the czxid of the holder's node: global and increasing in acquisition order.
+// zk-session-aware: the ZooKeeper lock recipe as Apache Curator's InterProcessMutex writes it (the
+// recipe the Chinese survey of lock families and the Chinese notes on ZooKeeper and Redis locks
+// describe), written here on go-zookeeper v1.0.4 (zkconn.go). Each attempt creates an
+// EPHEMERAL_SEQUENTIAL child _c_<guid>-lock-NNNNNNNNNN under /lockcheck/<key>; the lowest sequence
+// holds; a waiter watches only its predecessor (GetW) and looks again when it goes. The "protected"
+// name lets a client whose create lost its reply find its node by the GUID before creating another.
+// Giving up (ctx ends) deletes the node, so no orphan waits in the queue; a delete that cannot be
+// done is retried before the next attempt. The fencing token is the czxid of the holder's node:
+// global and increasing in acquisition order.
 //
 // Unlike go-zookeeper's zk.Lock, the holder follows its session (locks.Expiring), as Curator's
 // connection states do (SUSPENDED: you may have lost it; LOST: you have): ValidUntil is the zero
@@ -36,7 +37,7 @@ func init() {
 	register(Design{
 		Name:     "zk-session-aware",
 		Summary:  "ZooKeeper EPHEMERAL_SEQUENTIAL protected node, lowest holds, watch the predecessor; the holder follows its session (Curator-style)",
-		Source:   "seeds 002 and 004; Curator InterProcessMutex; REFERENCE.md \"ZooKeeper recipes\"",
+		Source:   "Apache Curator InterProcessMutex; ZooKeeper's lock recipe (Chinese survey of lock families, Chinese ZooKeeper notes)",
 		Token:    "czxid of the holder's lock node",
 		Nodes:    1,
 		Expires:  true,
