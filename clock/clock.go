@@ -1,7 +1,7 @@
 // Package clock is a client's own wall clock. Every lock computes time only through one, so a
 // scenario can skew a single client (an offset, a rate error) without touching the machine's clock:
-// Go ignores libfaketime, and the debate's client-clock claims (seed 000's GETSET lock, A7's rate
-// drift) need exactly this.
+// Go ignores libfaketime, and the client-clock claims (M2's GETSET lock, A7's rate drift; see
+// docs/CLAIMS.md) need exactly this.
 package clock
 
 import (

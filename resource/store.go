@@ -1,6 +1,6 @@
 // Package resource is the protected resource: the storage every critical section reads and
 // writes. It is a real Redis whose Lua scripts keep several registers side by side, each with its
-// own rule, so one run shows what each rule buys (DESIGN.md, "The protected resource"):
+// own rule, so one run shows what each rule buys:
 //
 //   - unfenced:     no checks; what a lock alone gives you.
 //   - fenced-write: a write whose token is lower than the highest token seen is rejected (K5).

@@ -84,8 +84,8 @@ func TestShippedScenariosReachTheirExpectedVerdicts(t *testing.T) {
 var fastDebate = []string{
 	"k2-set-nx-px", "k2-zk", "k3-redlock", "k3-redisson-fenced", "k4-set-nx-px", "k6-failover-token-backwards",
 	"k8-redlock", "k9-redlock", "k10-a8-redlock-send-reply-pause", "k10-set-nx-px-send-reply-pause",
-	"a4-redlock", "a10-aof-always-redlock", "seed000-client-clock-getset", "seed000-del-without-owner-check",
-	"seed000-get-then-del", "seed000-setnx-then-expire",
+	"a4-redlock", "a10-aof-always-redlock", "mistake-setnx-then-expire", "mistake-client-clock-getset",
+	"mistake-del-without-owner-check", "mistake-get-then-del",
 }
 
 func assertRunFolder(t *testing.T, sc *scenarios.Scenario, dir string) {

@@ -1,6 +1,6 @@
 // Package workloads is what a client does with a lock, and the worker process that does it. Each
 // client runs as its own OS process (`lockcheck worker`) so that a SIGSTOP freezes all of it at
-// once: workload, background renewals, replies sitting unread in socket buffers (DESIGN.md).
+// once: workload, background renewals, replies sitting unread in socket buffers.
 //
 // The controller writes a Config as the first JSON line on the worker's stdin, and later a
 // Command; the worker writes history events, one JSON line each, on stdout. Its logs go to stderr.

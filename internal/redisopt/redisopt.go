@@ -1,5 +1,5 @@
 // Package redisopt holds the go-redis settings lockcheck's own clients use, chosen deliberately
-// (DESIGN.md: record what you chose):
+// and written down here because they change what a run shows:
 //
 //   - no command retries and one dial attempt: a retried SET NX after a lost reply reports "busy"
 //     for a lock this client just took, a retried write could apply twice, and hidden retries
