@@ -22,7 +22,7 @@ func init() {
 	register(Design{
 		Name:     "set-nx-px",
 		Summary:  "SET key <random> NX PX ttl; Lua compare-and-delete release; INCR fencing token",
-		Source:   "Redis docs \"Distributed Locks with Redis\", single instance; the Chinese mistakes article and the Japanese Redis lock article",
+		Source:   "Redis docs \"Distributed Locks with Redis\" (single instance), as two of the source articles give it",
 		Token:    "INCR of <key>:token at acquire",
 		Nodes:    1,
 		Expires:  true,

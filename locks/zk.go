@@ -39,7 +39,7 @@ func init() {
 	register(Design{
 		Name:     "zk",
 		Summary:  "go-zookeeper/zk v1.0.4 zk.NewLock as it is: protected EPHEMERAL_SEQUENTIAL node, lowest holds, watch the predecessor; holder never told of session expiry",
-		Source:   "github.com/go-zookeeper/zk v1.0.4 lock.go; ZooKeeper's lock recipe (Chinese survey of lock families, Chinese ZooKeeper notes)",
+		Source:   "github.com/go-zookeeper/zk v1.0.4 lock.go; ZooKeeper's lock recipe, as two of the source articles retell it",
 		Token:    "czxid of the holder's lock node",
 		Nodes:    1,
 		Expires:  true,

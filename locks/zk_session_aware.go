@@ -37,7 +37,7 @@ func init() {
 	register(Design{
 		Name:     "zk-session-aware",
 		Summary:  "ZooKeeper EPHEMERAL_SEQUENTIAL protected node, lowest holds, watch the predecessor; the holder follows its session (Curator-style)",
-		Source:   "Apache Curator InterProcessMutex; ZooKeeper's lock recipe (Chinese survey of lock families, Chinese ZooKeeper notes)",
+		Source:   "Apache Curator InterProcessMutex; ZooKeeper's lock recipe, as two of the source articles retell it",
 		Token:    "czxid of the holder's lock node",
 		Nodes:    1,
 		Expires:  true,
