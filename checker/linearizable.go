@@ -64,8 +64,9 @@ func linearizable(sections []section, initial int64, ids map[string]int, budget 
 }
 
 // Visualize writes porcupine's HTML view of one register's critical sections to path: the
-// longest linearizable prefixes, and where they break.
-func Visualize(events []history.Event, register, path string) error {
+// longest linearizable prefixes, and where they break. Faults are annotated with label's words
+// (nil: kind and target).
+func Visualize(events []history.Event, register, path string, label func(Fault) string) error {
 	events = sortedEvents(events)
 	ops := clientOps(events)
 	r := collectRegisters(ops)[register]
@@ -74,7 +75,7 @@ func Visualize(events []history.Event, register, path string) error {
 	}
 	initial := initialValues(events)[register]
 	_, info := porcupine.CheckOperationsVerbose(incrementModel(initial), operations(r.sections, clientIDs(ops)), defaultLinearizabilityTimeout)
-	info.AddAnnotations(faultAnnotations(Faults(events)))
+	info.AddAnnotations(faultAnnotations(Faults(events), label))
 	if err := porcupine.VisualizePath(incrementModel(initial), info, path); err != nil {
 		return fmt.Errorf("visualize register %q: %w", register, err)
 	}
@@ -83,10 +84,13 @@ func Visualize(events []history.Event, register, path string) error {
 
 // faultAnnotations shows the nemesis's actions in porcupine's view, one row per target, so a
 // broken linearization can be read against the pause or partition that caused it.
-func faultAnnotations(faults []Fault) []porcupine.Annotation {
+func faultAnnotations(faults []Fault, label func(Fault) string) []porcupine.Annotation {
+	if label == nil {
+		label = func(f Fault) string { return f.Kind + " " + f.Target }
+	}
 	out := make([]porcupine.Annotation, 0, len(faults))
 	for _, f := range faults {
-		details := fmt.Sprintf("%s for %s", f.Label(), Human(time.Duration(f.End-f.Start)))
+		details := fmt.Sprintf("%s for %s", label(f), Human(time.Duration(f.End-f.Start)))
 		if f.Point != "" {
 			details += " (at " + f.Point + ")"
 		}

@@ -209,7 +209,7 @@ func TestPorcupineTimeoutGivesUnknownNotAGuess(t *testing.T) {
 
 func TestVisualizeWritesPorcupineHTMLForOneRegister(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "unfenced.html")
-	if err := Visualize(staleWriteHistory().build(), "unfenced", path); err != nil {
+	if err := Visualize(staleWriteHistory().build(), "unfenced", path, nil); err != nil {
 		t.Fatal(err)
 	}
 	html, err := os.ReadFile(path)
@@ -219,7 +219,7 @@ func TestVisualizeWritesPorcupineHTMLForOneRegister(t *testing.T) {
 	if !strings.Contains(string(html), "read 0, write 1 ok") {
 		t.Errorf("visualization lacks the described operations (%d bytes)", len(html))
 	}
-	if err := Visualize(staleWriteHistory().build(), "fenced-rw", path); err == nil {
+	if err := Visualize(staleWriteHistory().build(), "fenced-rw", path, nil); err == nil {
 		t.Error("visualizing a register no section touched should fail")
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
-	"github.com/lockcheck/lockcheck/resource"
 	"github.com/lockcheck/lockcheck/runner"
 	"github.com/lockcheck/lockcheck/scenarios"
 )
@@ -158,49 +157,12 @@ func Run(ctx context.Context, list []*scenarios.Scenario, o Options) ([]Row, err
 	return rows, nil
 }
 
-// Violated: two clients believed they held the lock at once, or the unfenced register (the
-// lock's protection alone) lost data.
-func Violated(v checker.Verdict) bool {
-	u := v.Registers[resource.Unfenced]
-	return !v.MutualExclusion.Holds || u.Linearizable == checker.No || u.LostUpdates > 0
-}
+// Violated: the lock failed — two clients believed they held it at once, or the unfenced register
+// (the lock's protection alone) lost data (checker.Judge).
+func Violated(v checker.Verdict) bool { return checker.Judge(v).LockFailed }
 
-// Observed is a verdict in one line: mutual exclusion, then each register that was used, then
-// liveness when the lock got stuck.
-func Observed(v checker.Verdict) string {
-	var parts []string
-	if v.MutualExclusion.Holds {
-		parts = append(parts, "mutual exclusion held")
-	} else {
-		parts = append(parts, fmt.Sprintf("double ownership (%d window(s), %s)",
-			len(v.MutualExclusion.Windows), v.MutualExclusion.TotalOverlap.Round(time.Millisecond)))
-	}
-	for _, name := range resource.Registers {
-		r, ok := v.Registers[name]
-		if !ok || !r.Applicable {
-			continue
-		}
-		s := name + " "
-		switch {
-		case r.Linearizable == checker.No && r.LostUpdates > 0:
-			s += fmt.Sprintf("lost %d update(s)", r.LostUpdates)
-		case r.Linearizable == checker.No:
-			s += "not linearizable"
-		case r.Linearizable == checker.Unknown:
-			s += "undecided"
-		default:
-			s += "ok"
-		}
-		if n := r.StaleRejected(); n > 0 {
-			s += fmt.Sprintf(" (%d stale rejected)", n)
-		}
-		parts = append(parts, s)
-	}
-	if v.Liveness.Stuck {
-		parts = append(parts, fmt.Sprintf("lock stuck for %s", v.Liveness.StuckFor.Round(100*time.Millisecond)))
-	}
-	return strings.Join(parts, "; ")
-}
+// Observed is a verdict in one line (checker.Short).
+func Observed(v checker.Verdict) string { return checker.Short(v) }
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

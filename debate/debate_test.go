@@ -35,6 +35,7 @@ func TestShippedDebateScenariosCoverTheRequiredClaims(t *testing.T) {
 func TestObservedAndViolated(t *testing.T) {
 	v := checker.Verdict{
 		MutualExclusion: checker.MutualExclusion{Windows: []checker.Overlap{{}}, TotalOverlap: 1500 * time.Millisecond},
+		Liveness:        checker.Liveness{Acquisitions: 12},
 		Registers: map[string]checker.RegisterVerdict{
 			resource.Unfenced: {Applicable: true, Linearizable: checker.No, LostUpdates: 2, LostUpdatesKnown: true},
 			resource.FencedRW: {Applicable: true, Linearizable: checker.Yes, WritesRejected: 1},
@@ -45,7 +46,7 @@ func TestObservedAndViolated(t *testing.T) {
 	if got != want || !Violated(v) {
 		t.Fatalf("Observed = %q (violated %v), want %q", got, Violated(v), want)
 	}
-	v = checker.Verdict{MutualExclusion: checker.MutualExclusion{Holds: true},
+	v = checker.Verdict{MutualExclusion: checker.MutualExclusion{Holds: true}, Liveness: checker.Liveness{Acquisitions: 12},
 		Registers: map[string]checker.RegisterVerdict{resource.Unfenced: {Applicable: true, Linearizable: checker.Yes}}}
 	if Violated(v) || Observed(v) != "mutual exclusion held; unfenced ok" {
 		t.Fatalf("a clean verdict: %q violated=%v", Observed(v), Violated(v))

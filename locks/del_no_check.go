@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	register(Design{
+	Register(Design{
 		Name:      "del-no-check",
 		Summary:   "SET key <random> NX PX ttl + INCR token; release by plain DEL, no owner check",
 		Source:    "Chinese article on Redis locks' common mistakes, M3 (DEL without checking the owner)",

@@ -19,7 +19,7 @@ import (
 const BetweenGetAndDel = "between-get-and-del"
 
 func init() {
-	register(Design{
+	Register(Design{
 		Name:      "get-del",
 		Summary:   "SET key <random> NX PX ttl + INCR token; release by GET, compare in the client, then DEL",
 		Source:    "Chinese article on Redis locks' common mistakes, M4 (GET then DEL is not atomic)",

@@ -21,7 +21,7 @@ import (
 )
 
 func init() {
-	register(Design{
+	Register(Design{
 		Name:     "getset",
 		Summary:  "SETNX key <expiry by client clock>; if expired, GETSET and win if the old value was expired; DEL if own expiry not passed",
 		Source:   "Chinese article on Redis locks' common mistakes, M2; Chinese notes on ZooKeeper and Redis locks (\"double anti-deadlock\")",

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lockcheck/lockcheck/clock"
@@ -54,9 +55,20 @@ type Env struct {
 	// Point marks a program point inside lock code where a scenario may stop the client (for
 	// example between sending commands and reading replies). Never nil.
 	Point func(name string)
+	// Params are settings of the lock service a client needs besides addresses (a database's
+	// name, a user), as the service kind names them.
+	Params map[string]string
 	// Sentinel, when set, makes single-node Redis designs follow Redis Sentinel to the current
 	// primary (redisconn.go) instead of dialing Nodes[0].
 	Sentinel *SentinelEnv
+}
+
+// Endpoints is what a client dials to reach the lock service: the service kind says it (package
+// services), the worker puts it into the Env.
+type Endpoints struct {
+	Nodes    []string          `json:"nodes"`              // the lock nodes, through this client's own links
+	Params   map[string]string `json:"params,omitempty"`   // see Env.Params
+	Sentinel *SentinelEnv      `json:"sentinel,omitempty"` // see Env.Sentinel
 }
 
 // Now reads the client's clock (real time when the Env has none). Designs read time only here.
@@ -67,7 +79,7 @@ func (e Env) Now() time.Time {
 	return e.Clock.Now()
 }
 
-// Services a design's nodes run.
+// Services a design's nodes run (names of package services' kinds).
 const (
 	Redis     = "redis"
 	ZooKeeper = "zookeeper"
@@ -88,7 +100,7 @@ type Design struct {
 	Nodes        int      // independent lock-service nodes it needs
 	Expires      bool     // whether the lock frees itself after TTL
 	Reentrant    bool     // whether the holder may acquire again (the workload then nests once)
-	Service      string   // what its nodes run: Redis (default) or ZooKeeper; Env.Nodes are their client addresses
+	Service      string   // the kind of lock service its nodes run (package services): "redis" (the default), "zookeeper", ...
 	ReadWrite    bool     // readers share the lock, a writer holds it alone (Env.Role says which a client is)
 	Points       []string // program points inside its own code where a scenario may stop a client
 	Protects     string   // what it protects against
@@ -100,9 +112,32 @@ type Design struct {
 // HasToken reports whether the design hands out fencing tokens.
 func (d Design) HasToken() bool { return d.Token != "none" }
 
-var registry = map[string]Design{}
+// ServiceName is the kind of lock service the design runs on ("redis" when it names none).
+func (d Design) ServiceName() string {
+	if d.Service == "" {
+		return Redis
+	}
+	return d.Service
+}
 
-func register(d Design) {
+var (
+	registryMu sync.Mutex
+	registry   = map[string]Design{}
+)
+
+// Register adds a design to the registry, so scenarios can name it. Designs outside this module
+// (a project checking its own lock) call it from an init function or before running; the worker
+// process must register it too (a test binary that doubles as the worker does, since it runs
+// the same init). It panics on a repeated name, a missing constructor or a missing node count.
+func Register(d Design) {
+	if d.Name == "" || d.New == nil || d.Nodes < 1 {
+		panic(fmt.Sprintf("lock design %q: needs a name, a constructor (New) and Nodes >= 1", d.Name))
+	}
+	if d.Token == "" {
+		d.Token = "none"
+	}
+	registryMu.Lock()
+	defer registryMu.Unlock()
 	if _, dup := registry[d.Name]; dup {
 		panic("lock design registered twice: " + d.Name)
 	}
@@ -111,7 +146,9 @@ func register(d Design) {
 
 // Get returns the named design, or an error that lists the valid names.
 func Get(name string) (Design, error) {
+	registryMu.Lock()
 	d, ok := registry[name]
+	registryMu.Unlock()
 	if !ok {
 		return Design{}, fmt.Errorf("unknown lock %q; valid locks: %s", name, strings.Join(Names(), ", "))
 	}
@@ -120,6 +157,8 @@ func Get(name string) (Design, error) {
 
 // Names lists registered designs in alphabetical order.
 func Names() []string {
+	registryMu.Lock()
+	defer registryMu.Unlock()
 	names := make([]string, 0, len(registry))
 	for n := range registry {
 		names = append(names, n)
@@ -132,7 +171,8 @@ func Names() []string {
 func All() []Design {
 	var out []Design
 	for _, n := range Names() {
-		out = append(out, registry[n])
+		d, _ := Get(n)
+		out = append(out, d)
 	}
 	return out
 }

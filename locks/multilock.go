@@ -23,7 +23,7 @@ import (
 )
 
 func init() {
-	register(Design{
+	Register(Design{
 		Name:     "multilock",
 		Summary:  "SET NX PX <random> on every one of N nodes in order; all or nothing; release what was taken on failure",
 		Source:   "Redisson RedissonMultiLock; Chinese article on Redis locks and Redisson (MultiLock: every master locked)",

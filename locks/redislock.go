@@ -26,7 +26,7 @@ import (
 )
 
 func init() {
-	register(Design{
+	Register(Design{
 		Name:     "redislock",
 		Summary:  "bsm/redislock v0.9.4 as it is: Obtain (SET NX PX, no retry), Release (compare-and-delete)",
 		Source:   "github.com/bsm/redislock v0.9.4",

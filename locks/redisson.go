@@ -37,7 +37,7 @@ import (
 )
 
 func init() {
-	register(Design{
+	Register(Design{
 		Name:      "redisson",
 		Summary:   "Redisson RLock: reentrant hash lock, Lua acquire/release, unlock pub/sub, watchdog renewing every lease/3",
 		Source:    "Redisson RLock; Chinese article on Redis locks and Redisson (reentrant lock, watchdog)",

@@ -13,7 +13,7 @@ package locks
 // its data the token goes backwards (K6).
 
 func init() {
-	register(Design{
+	Register(Design{
 		Name:      "redisson-fenced",
 		Summary:   "Redisson RFencedLock: the redisson hash lock and watchdog plus an INCR fencing token in the acquire script",
 		Source:    "Redisson RFencedLock; Chinese article on Redis locks and Redisson for the lock itself",

@@ -34,7 +34,7 @@ import (
 const RedlockBeforeElapsedCheck = "before-elapsed-check"
 
 func init() {
-	register(Design{
+	Register(Design{
 		Name:    "redlock",
 		Summary: "SET NX PX <random> on N independent nodes in parallel; majority within validity = ttl − elapsed − drift; unlock all on failure",
 		Source:  "Redis docs \"Distributed Locks with Redis\" (Redlock, N=5), as three of the source articles retell it",

@@ -32,7 +32,7 @@ import (
 )
 
 func init() {
-	register(Design{
+	Register(Design{
 		Name:     "redsync",
 		Summary:  "go-redsync/redsync v4 Mutex (Redlock) as it is: TryLockContext, Until, UnlockContext",
 		Source:   "github.com/go-redsync/redsync/v4 v4.18.1; Redis docs (Redlock)",

@@ -19,7 +19,7 @@ import (
 )
 
 func init() {
-	register(Design{
+	Register(Design{
 		Name:     "set-nx-px",
 		Summary:  "SET key <random> NX PX ttl; Lua compare-and-delete release; INCR fencing token",
 		Source:   "Redis docs \"Distributed Locks with Redis\" (single instance), as two of the source articles give it",

@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	register(Design{
+	Register(Design{
 		Name:     "setnx-del",
 		Summary:  "SETNX key 1 to acquire, DEL key to release; no TTL, no owner check",
 		Source:   "Chinese article on Redis locks' common mistakes (the bare SETNX lock it starts from)",

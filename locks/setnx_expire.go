@@ -22,7 +22,7 @@ import (
 const BetweenSetnxAndExpire = "between-setnx-and-expire"
 
 func init() {
-	register(Design{
+	Register(Design{
 		Name:      "setnx-expire",
 		Summary:   "SETNX key <random>, then PEXPIRE key ttl as a second command; Lua compare-and-delete release",
 		Source:    "Chinese article on Redis locks' common mistakes, M1 (SETNX then EXPIRE: a crash in between deadlocks)",

@@ -30,7 +30,7 @@ import (
 const BetweenGetAndMulti = "between-get-and-multi"
 
 func init() {
-	register(Design{
+	Register(Design{
 		Name:      "watch-multi",
 		Summary:   "SET key <random> NX PX ttl + INCR token; release by WATCH, GET, compare, MULTI DEL EXEC",
 		Source:    "Japanese article on designing a Redis lock (the WATCH/MULTI/EXEC release it calls insufficient)",

@@ -16,7 +16,7 @@ package locks
 import "fmt"
 
 func init() {
-	register(Design{
+	Register(Design{
 		Name:      "zk-rw",
 		Summary:   "ZooKeeper read/write lock: __READ__/__WRIT__ EPHEMERAL_SEQUENTIAL protected nodes; readers share unless a writer is ahead; a writer holds when first",
 		Source:    "Apache Curator InterProcessReadWriteLock; Chinese notes on ZooKeeper and Redis locks (read/write lock)",

@@ -34,7 +34,7 @@ import (
 )
 
 func init() {
-	register(Design{
+	Register(Design{
 		Name:     "zk-session-aware",
 		Summary:  "ZooKeeper EPHEMERAL_SEQUENTIAL protected node, lowest holds, watch the predecessor; the holder follows its session (Curator-style)",
 		Source:   "Apache Curator InterProcessMutex; ZooKeeper's lock recipe, as two of the source articles retell it",

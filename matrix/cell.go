@@ -2,7 +2,6 @@ package matrix
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -10,16 +9,18 @@ import (
 	"github.com/lockcheck/lockcheck/resource"
 )
 
-// Status is what a cell says about a lock under a fault.
-type Status string
+// Status is what a cell says about a lock under a fault: a verdict's outcome (checker.Outcome:
+// safe, rescued, unsafe, stuck, inconclusive), or one of the matrix's own.
+type Status = checker.Outcome
 
 const (
-	Safe    Status = "safe"    // mutual exclusion held and no register lost anything
-	Rescued Status = "rescued" // the lock failed, but a fencing register kept the data correct
-	Unsafe  Status = "unsafe"  // the lock failed and nothing the design offers kept the data correct
-	Stuck   Status = "stuck"   // liveness lost: the lock was never freed again
-	NA      Status = "n/a"     // the fault does not apply to the design
-	Error   Status = "error"   // the harness failed; nothing was judged
+	Safe                = checker.Safe
+	Rescued             = checker.Rescued
+	Unsafe              = checker.Unsafe
+	Stuck               = checker.Stuck
+	Inconclusive        = checker.Inconclusive
+	NA           Status = "n/a"   // the fault does not apply to the design
+	Error        Status = "error" // the harness failed; nothing was judged
 )
 
 // Outcome is one judged run of a cell.
@@ -36,72 +37,16 @@ type Outcome struct {
 	Err      string        `json:"error,omitempty"`
 }
 
-// Classify turns a verdict into a cell outcome. A lock "failed" when two clients believed they
-// held it at once or the unfenced register (the lock's protection alone) lost data; it was
-// rescued when a register that checks tokens (or the lock value) kept the data correct.
+// Classify turns a verdict into a cell outcome with the checker's rule (checker.Judge).
 func Classify(v checker.Verdict, hasToken bool) Outcome {
-	o := Outcome{Windows: len(v.MutualExclusion.Windows), Overlap: v.MutualExclusion.TotalOverlap, Stuck: v.Liveness.Stuck}
-	intact := func(r checker.RegisterVerdict) bool {
-		return r.Linearizable != checker.No && !(r.LostUpdatesKnown && r.LostUpdates > 0)
-	}
-	unfenced := v.Registers[resource.Unfenced]
-	o.Lost = unfenced.LostUpdates
-	dataLost := !intact(unfenced)
-	for _, name := range resource.Registers {
-		r, ok := v.Registers[name]
-		if !ok || !r.Applicable {
-			continue
-		}
-		switch {
-		case !intact(r):
-			o.Failed = append(o.Failed, name)
-		case name != resource.Unfenced && dataLost:
-			o.Rescuers = append(o.Rescuers, name)
-		}
-	}
-	sort.Strings(o.Failed)
-	failed := !v.MutualExclusion.Holds || dataLost
-	switch {
-	case !failed && o.Stuck:
-		o.Status = Stuck
-	case !failed:
-		o.Status = Safe
-	case len(o.Rescuers) > 0:
-		o.Status = Rescued
-	default:
-		o.Status = Unsafe
-	}
-	o.Detail = detail(o, dataLost, hasToken)
-	return o
-}
-
-func detail(o Outcome, dataLost, hasToken bool) string {
-	var parts []string
-	if o.Windows > 0 {
-		parts = append(parts, fmt.Sprintf("%d double-ownership window(s), %s", o.Windows, o.Overlap.Round(time.Millisecond)))
-	}
-	if dataLost {
-		if o.Lost > 0 {
-			parts = append(parts, fmt.Sprintf("unfenced lost %d update(s)", o.Lost))
-		} else {
-			parts = append(parts, "unfenced not linearizable")
-		}
-	} else if o.Windows > 0 {
-		parts = append(parts, "no update lost in this run")
-	}
-	if len(o.Rescuers) > 0 {
-		parts = append(parts, "rescued by "+strings.Join(o.Rescuers, ", "))
-	}
+	j := checker.Judge(v)
+	o := Outcome{Status: j.Outcome, Windows: len(v.MutualExclusion.Windows), Overlap: v.MutualExclusion.TotalOverlap,
+		Lost: v.Registers[resource.Unfenced].LostUpdates, Rescuers: j.Rescuers, Failed: j.Failed, Stuck: v.Liveness.Stuck}
+	o.Detail = checker.Short(v)
 	if o.Status == Unsafe && !hasToken {
-		parts = append(parts, "no token")
+		o.Detail += "; no token"
 	}
-	if o.Stuck {
-		parts = append(parts, "lock stuck")
-	}
-	if len(parts) == 0 {
-		return "mutual exclusion held, nothing lost"
-	}
-	return strings.Join(parts, "; ")
+	return o
 }
 
 // Cell is one lock under one fault, over one or more runs.
@@ -123,7 +68,7 @@ func (c *Cell) summarise() {
 		counts[o.Status]++
 	}
 	best := Status("")
-	for _, s := range []Status{Error, Unsafe, Stuck, Rescued, Safe} { // worst first wins ties
+	for _, s := range append([]Status{Error}, checker.Outcomes...) { // worst first wins ties
 		if counts[s] > counts[best] {
 			best = s
 		}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/locks"
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/services"
 )
 
 // Fault is one column of the matrix: a fault generic enough to apply to any lock design, written
@@ -14,7 +16,7 @@ import (
 type Fault struct {
 	Name    string
 	Summary string
-	Claims  []string // REFERENCE.md claims the column speaks to
+	Claims  []string // claims (docs/CLAIMS.md) the column speaks to
 	// entry returns the nemesis entries (YAML flow mappings, one per line) for design d, or a
 	// reason the fault does not apply to it.
 	entry func(c cellParams) (yaml []string, notApplicable string)
@@ -25,7 +27,9 @@ type cellParams struct {
 	design    locks.Design
 	ttl       time.Duration // lease or session timeout
 	pause     time.Duration // long enough to outlive the lease with room to spare
-	firstNode string        // n1 or zk1
+	duration  time.Duration
+	firstNode string             // the first lock node (n1, zk1, ...)
+	first     nemesis.TargetInfo // what it can take
 }
 
 // Faults are the matrix's columns, in display order.
@@ -56,8 +60,8 @@ var Faults = []Fault{
 	{Name: "clock-jump-node", Summary: "a lock node's wall clock steps 10 leases forward (libfaketime)",
 		Claims: []string{"K7", "A7"},
 		entry: func(c cellParams) ([]string, string) {
-			if c.design.Service == locks.ZooKeeper {
-				return nil, "ZooKeeper's sessions do not follow its wall clock (and it cannot run under libfaketime)"
+			if c.first.NoClock != "" {
+				return nil, c.first.NoClock
 			}
 			return []string{fmt.Sprintf("{fault: clock, target: %s, at: 1s, offset: %s}", c.firstNode, 10*c.ttl)}, ""
 		}},
@@ -91,29 +95,32 @@ func faultNamed(name string) (Fault, error) {
 	return Fault{}, fmt.Errorf("unknown fault %q; valid faults: %s", name, strings.Join(FaultNames(), ", "))
 }
 
-// params scales a cell to its design: ZooKeeper's session timeout cannot go below the
-// ensemble's minimum (1 s), Redis leases are short so a run stays short.
-func params(d locks.Design) cellParams {
-	c := cellParams{design: d, ttl: 500 * time.Millisecond, firstNode: "n1"}
-	if d.Service == locks.ZooKeeper {
-		c.ttl, c.firstNode = time.Second, "zk1"
+// params scales a cell to its design's lock service: a lease of 500 ms, or the service's shortest
+// (ZooKeeper's sessions last at least two ticks, 1 s), so a run stays short.
+func params(d locks.Design) (cellParams, error) {
+	plan, err := services.MustPlan(services.Spec{Design: d})
+	if err != nil {
+		return cellParams{}, err
 	}
+	c := cellParams{design: d, ttl: max(500*time.Millisecond, plan.MinTTL), firstNode: plan.Nodes[0]}
+	c.first, _ = plan.Target(c.firstNode)
 	c.pause = 4 * c.ttl
-	return c
+	c.duration = max(5*time.Second, 6*c.ttl)
+	return c, nil
 }
 
 // scenarioYAML writes the scenario of one cell. It goes through the ordinary loader, so a cell is
 // exactly as valid, and as reproducible, as a scenario file (its text is kept in the run folder).
 func scenarioYAML(d locks.Design, f Fault, seed int64) (string, string) {
-	c := params(d)
+	c, err := params(d)
+	if err != nil {
+		return "", err.Error()
+	}
 	entries, na := f.entry(c)
 	if na != "" {
 		return "", na
 	}
-	duration := 5 * time.Second
-	if d.Service == locks.ZooKeeper {
-		duration = 6 * time.Second
-	}
+	duration := c.duration
 	var b strings.Builder
 	fmt.Fprintf(&b, "# lockcheck matrix cell: %s under %s\n", d.Name, f.Name)
 	fmt.Fprintf(&b, "name: %s\n", cellName(d.Name, f.Name))

@@ -1,10 +1,11 @@
-package nemesis
+package nemesis_test
 
 // Each fault against real servers, showing its effect on them (not only that it ran): a command
 // sent to a paused redis-server runs once it is resumed; a SET fails across a cut link and goes
 // through after the heal; a delayed SET lands late; a clock bump expires a key early; a strobe
 // makes a key's remaining time jump back and forth; a crash-restart forgets the key; and a heal
-// in the middle of every fault at once leaves nothing stopped, cut, delayed or skewed.
+// in the middle of every fault at once leaves nothing stopped, cut, delayed or skewed. The servers,
+// targets and links are the lock service's (package services), as a run hands them to the nemesis.
 
 import (
 	"bufio"
@@ -13,16 +14,25 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/proc"
 	"github.com/lockcheck/lockcheck/internal/redisopt"
+	"github.com/lockcheck/lockcheck/internal/yamltime"
+	"github.com/lockcheck/lockcheck/locks"
+	. "github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/providers"
+	"github.com/lockcheck/lockcheck/providers/faketime"
+	"github.com/lockcheck/lockcheck/services"
+	_ "github.com/lockcheck/lockcheck/services/all"
+	rediskind "github.com/lockcheck/lockcheck/services/redis"
 )
 
 type quietRedisLog struct{}
@@ -39,65 +49,83 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// redisTarget is a lock node as the runner hands it to the nemesis.
-type redisTarget struct{ r *cluster.Redis }
-
-func (t redisTarget) Stop() error                       { return t.r.Process().Stop() }
-func (t redisTarget) Cont() error                       { return t.r.Process().Cont() }
-func (t redisTarget) Kill() error                       { return t.r.Process().Kill() }
-func (t redisTarget) Restart(ctx context.Context) error { return t.r.Restart(ctx) }
-func (t redisTarget) SetClock(o time.Duration, rate float64) error {
-	return t.r.SetClock(o, rate)
+type recorder struct {
+	mu     sync.Mutex
+	events []history.Event
 }
 
-// clusterNet cuts, delays and heals a cluster's client links, as the runner's network does.
-type clusterNet struct{ c *cluster.Cluster }
-
-func (n clusterNet) each(client string, nodes []string, f func(*cluster.Link) error) error {
-	if len(nodes) == 0 {
-		for _, r := range n.c.Nodes {
-			nodes = append(nodes, r.Name)
-		}
-	}
-	var errs []error
-	for _, node := range nodes {
-		errs = append(errs, f(n.c.Link(client, node)))
-	}
-	return errors.Join(errs...)
+func (r *recorder) record(e history.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
 }
 
-func (n clusterNet) Cut(client string, nodes []string) error {
-	return n.each(client, nodes, (*cluster.Link).Cut)
+func (r *recorder) all() []history.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]history.Event(nil), r.events...)
 }
 
-func (n clusterNet) Heal(client string, nodes []string) error {
-	return n.each(client, nodes, func(l *cluster.Link) error { return errors.Join(l.RemoveToxics(), l.Heal()) })
-}
+// client is a real process as a nemesis target: what link faults name.
+type client struct{ *proc.Process }
 
-func (n clusterNet) Delay(client string, nodes []string, latency, jitter time.Duration) error {
-	return n.each(client, nodes, func(l *cluster.Link) error {
-		return l.AddToxic(fmt.Sprintf(`{"name":"d","type":"latency","stream":"upstream","attributes":{"latency":%d,"jitter":%d}}`,
-			latency.Milliseconds(), jitter.Milliseconds()))
-	})
-}
+func (c client) Pause() error  { return c.Stop() }
+func (c client) Resume() error { return c.Cont() }
 
-// realCluster starts lock nodes n1..nN with links for client-1 and a nemesis over them.
-func realCluster(t *testing.T, nodes int) (*cluster.Cluster, *Nemesis, *recorder) {
+func sleeper(t *testing.T) client {
 	t.Helper()
-	c, err := cluster.Start(context.Background(), cluster.Options{Dir: t.TempDir(), LockNodes: nodes, Clients: []string{"client-1"}})
+	p, err := proc.StartProcess(exec.Command("sleep", "60"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Stop() })
+	t.Cleanup(func() { _ = p.Kill() })
+	return client{p}
+}
+
+func dur(d time.Duration) yamltime.Duration  { return yamltime.Duration(d) }
+func signed(d time.Duration) yamltime.Signed { return yamltime.Signed(d) }
+
+// cluster is a started Redis lock service with links for client-1.
+type cluster struct{ *services.Topology }
+
+func (c cluster) Node(name string) providers.Node { return c.Targets()[name].(providers.Node) }
+
+// addr is a node's own address.
+func addr(n providers.Node) string { return n.Addr(rediskind.ClientPort) }
+
+// state is the node's current process state ('T' when stopped).
+func state(n providers.Node) (byte, error) {
+	return proc.StateOf(n.(interface{ Pid() int }).Pid())
+}
+
+func waitStopped(t *testing.T, n providers.Node) {
+	t.Helper()
+	eventually(t, 5*time.Second, n.Name()+" stopped", func() bool { s, err := state(n); return err == nil && s == 'T' })
+}
+
+// realCluster starts lock nodes n1..nN with links for client-1 and a nemesis over them, as a run
+// does: the service's targets and its topology as the network.
+func realCluster(t *testing.T, nodes int) (cluster, *Nemesis, *recorder) {
+	t.Helper()
+	d, err := locks.Get("set-nx-px")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := services.StartKind(context.Background(), services.Spec{Design: d, Nodes: nodes},
+		services.Options{Dir: t.TempDir(), Clients: []string{"client-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = topo.Stop() })
 	targets := map[string]Target{"client-1": sleeper(t)} // link faults name a client
-	for _, r := range c.Nodes {
-		targets[r.Name] = redisTarget{r}
+	for name, tg := range topo.Targets() {
+		targets[name] = tg
 	}
 	rec := &recorder{}
 	n := New(targets, rec.record)
-	n.SetNetwork(clusterNet{c})
+	n.SetNetwork(topo)
 	t.Cleanup(n.Heal)
-	return c, n, rec
+	return cluster{topo}, n, rec
 }
 
 func rclient(t *testing.T, addr string) *redis.Client {
@@ -138,12 +166,10 @@ func recorded(rec *recorder, f string, typ history.Type) bool {
 func TestServerPauseRunsACommandSentMeanwhileOnceResumed(t *testing.T) {
 	c, n, rec := realCluster(t, 1)
 	n1 := c.Node("n1")
-	if err := n.Start(Schedule{Faults: []Fault{{Kind: PauseFault, Target: "n1", For: 1500 * time.Millisecond}}}); err != nil {
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: history.Pause, Target: "n1", For: dur(1500 * time.Millisecond)}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := n1.Process().WaitStopped(ctxFor(t, 5*time.Second)); err != nil {
-		t.Fatal(err)
-	}
+	waitStopped(t, n1)
 	conn, err := net.Dial("tcp", c.Link("client-1", "n1").Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +183,7 @@ func TestServerPauseRunsACommandSentMeanwhileOnceResumed(t *testing.T) {
 	if line, err := br.ReadString('\n'); err == nil {
 		t.Fatalf("a stopped server answered %q", line)
 	}
-	if s, _ := n1.Process().State(); s != 'T' {
+	if s, _ := state(n1); s != 'T' {
 		t.Fatalf("n1 state %c during the pause, want T", s)
 	}
 	// The same connection gets the reply once the nemesis resumes the server.
@@ -166,7 +192,7 @@ func TestServerPauseRunsACommandSentMeanwhileOnceResumed(t *testing.T) {
 	if err != nil || line != "+OK\r\n" {
 		t.Fatalf("after SIGCONT: %q, %v", line, err)
 	}
-	if v, err := rclient(t, n1.Addr).Get(ctxFor(t, time.Second), "k").Result(); err != nil || v != "sent" {
+	if v, err := rclient(t, addr(n1)).Get(ctxFor(t, time.Second), "k").Result(); err != nil || v != "sent" {
 		t.Fatalf("GET k = %q, %v: the SET sent while stopped should have run", v, err)
 	}
 	eventually(t, 2*time.Second, "pause recorded as over", func() bool { return completed(rec, history.Pause) })
@@ -175,7 +201,7 @@ func TestServerPauseRunsACommandSentMeanwhileOnceResumed(t *testing.T) {
 func TestPartitionFailsASetAndTheHealLetsItThrough(t *testing.T) {
 	c, n, rec := realCluster(t, 2)
 	link := c.Link("client-1", "n1")
-	if err := n.Start(Schedule{Faults: []Fault{{Kind: PartitionFault, Target: "client-1", Nodes: []string{"n1"}, For: time.Second}}}); err != nil {
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: history.Partition, Target: "client-1", Nodes: []string{"n1"}, For: dur(time.Second)}}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 2*time.Second, "link cut", link.IsCut)
@@ -189,17 +215,17 @@ func TestPartitionFailsASetAndTheHealLetsItThrough(t *testing.T) {
 	if err := rclient(t, link.Addr()).Set(ctxFor(t, time.Second), "k", "after", 0).Err(); err != nil {
 		t.Fatalf("SET after the heal: %v", err)
 	}
-	if v, _ := rclient(t, c.Node("n1").Addr).Get(ctxFor(t, time.Second), "k").Result(); v != "after" {
+	if v, _ := rclient(t, addr(c.Node("n1"))).Get(ctxFor(t, time.Second), "k").Result(); v != "after" {
 		t.Fatalf("n1 has k = %q", v)
 	}
 }
 
 func TestDelayLandsASetLate(t *testing.T) {
 	c, n, rec := realCluster(t, 1)
-	if err := n.Start(Schedule{Faults: []Fault{{Kind: DelayFault, Target: "client-1", Latency: 2 * time.Second, For: 10 * time.Second}}}); err != nil {
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: history.Delay, Target: "client-1", Latency: dur(2 * time.Second), For: dur(10 * time.Second)}}}); err != nil {
 		t.Fatal(err)
 	}
-	direct := rclient(t, c.Node("n1").Addr)
+	direct := rclient(t, addr(c.Node("n1")))
 	delayed := rclient(t, c.Link("client-1", "n1").Addr())
 	eventually(t, 2*time.Second, "delay in force", func() bool { return recorded(rec, history.Delay, history.Invoke) })
 	done := make(chan error, 1)
@@ -218,7 +244,7 @@ func TestDelayLandsASetLate(t *testing.T) {
 
 func requireFaketime(t *testing.T) {
 	t.Helper()
-	if err := cluster.CheckFaketime(); err != nil {
+	if err := faketime.Check(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -227,11 +253,11 @@ func TestNodeClockBumpExpiresAKeyEarly(t *testing.T) {
 	requireFaketime(t)
 	c, n, _ := realCluster(t, 1)
 	n1 := c.Node("n1")
-	rc := rclient(t, n1.Addr)
+	rc := rclient(t, addr(n1))
 	if err := rc.Set(ctxFor(t, time.Second), "k", "v", 30*time.Second).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "n1", Offset: 60 * time.Second}}}); err != nil {
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: history.Clock, Target: "n1", Offset: signed(60 * time.Second)}}}); err != nil {
 		t.Fatal(err)
 	}
 	// A 30 s lease is gone within libfaketime's pickup time, not after 30 s.
@@ -240,7 +266,7 @@ func TestNodeClockBumpExpiresAKeyEarly(t *testing.T) {
 	})
 	n.Heal()
 	eventually(t, 3*time.Second, "clock back to true time", func() bool {
-		d, err := n1.ClockSkew(ctxFor(t, time.Second))
+		d, err := rediskind.ClockSkew(ctxFor(t, time.Second), addr(n1))
 		return err == nil && d.Abs() < 200*time.Millisecond
 	})
 }
@@ -249,7 +275,7 @@ func TestStrobeMakesAKeysRemainingTimeJumpBackAndForth(t *testing.T) {
 	requireFaketime(t)
 	c, n, rec := realCluster(t, 1)
 	n1 := c.Node("n1")
-	rc := rclient(t, n1.Addr)
+	rc := rclient(t, addr(n1))
 	ctx := ctxFor(t, 30*time.Second)
 	if err := rc.Set(ctx, "long", "v", time.Minute).Err(); err != nil {
 		t.Fatal(err)
@@ -257,7 +283,7 @@ func TestStrobeMakesAKeysRemainingTimeJumpBackAndForth(t *testing.T) {
 	if err := rc.Set(ctx, "short", "v", 8*time.Second).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Start(Schedule{Faults: []Fault{{Kind: StrobeFault, Target: "n1", Offset: 10 * time.Second, Period: time.Second, For: 5 * time.Second}}}); err != nil {
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: history.Strobe, Target: "n1", Offset: signed(10 * time.Second), Period: dur(time.Second), For: dur(5 * time.Second)}}}); err != nil {
 		t.Fatal(err)
 	}
 	var drop, rise time.Duration // largest jumps of PTTL between two samples
@@ -284,9 +310,9 @@ func TestStrobeMakesAKeysRemainingTimeJumpBackAndForth(t *testing.T) {
 	if rc.Exists(ctx, "long").Val() != 1 {
 		t.Fatal("the 60s key expired")
 	}
-	eventually(t, 3*time.Second, "strobe over", func() bool { return completed(rec, Strobe) })
+	eventually(t, 3*time.Second, "strobe over", func() bool { return completed(rec, history.Strobe) })
 	eventually(t, 3*time.Second, "clock back to true time", func() bool {
-		d, err := n1.ClockSkew(ctx)
+		d, err := rediskind.ClockSkew(ctx, addr(n1))
 		return err == nil && d.Abs() < 200*time.Millisecond
 	})
 }
@@ -294,19 +320,18 @@ func TestStrobeMakesAKeysRemainingTimeJumpBackAndForth(t *testing.T) {
 func TestCrashRestartForgetsTheKey(t *testing.T) {
 	c, n, rec := realCluster(t, 1)
 	n1 := c.Node("n1")
-	if err := rclient(t, n1.Addr).Set(ctxFor(t, time.Second), "k", "v", 0).Err(); err != nil {
+	if err := rclient(t, addr(n1)).Set(ctxFor(t, time.Second), "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	old := n1.Process()
-	if err := n.Start(Schedule{Faults: []Fault{{Kind: CrashFault, Target: "n1", For: 300 * time.Millisecond}}}); err != nil {
+	old := n1.(interface{ Pid() int }).Pid()
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: history.Crash, Target: "n1", For: dur(300 * time.Millisecond)}}}); err != nil {
 		t.Fatal(err)
 	}
-	<-old.Exited()
-	eventually(t, 10*time.Second, "restarted", func() bool { return completed(rec, history.CrashRestart) })
-	if n1.Process() == old {
+	eventually(t, 10*time.Second, "restarted", func() bool { return completed(rec, history.Crash) })
+	if n1.(interface{ Pid() int }).Pid() == old {
 		t.Fatal("same process after a crash-restart")
 	}
-	if err := rclient(t, n1.Addr).Get(ctxFor(t, time.Second), "k").Err(); !errors.Is(err, redis.Nil) {
+	if err := rclient(t, addr(n1)).Get(ctxFor(t, time.Second), "k").Err(); !errors.Is(err, redis.Nil) {
 		t.Fatalf("GET k after a restart without persistence = %v, want nil", err)
 	}
 }
@@ -320,41 +345,39 @@ func TestHealMidFaultLeavesNothingStoppedCutOrSkewed(t *testing.T) {
 	n.AddTarget("client-1", client)
 	hour := time.Hour
 	err := n.Start(Schedule{Faults: []Fault{
-		{Kind: PauseFault, Target: "n1", For: hour},
-		{Kind: PauseFault, Target: "client-1", For: hour},
-		{Kind: PartitionFault, Target: "client-1", Nodes: []string{"n1", "n2"}, For: hour},
-		{Kind: DelayFault, Target: "client-1", Nodes: []string{"n3"}, Latency: 5 * time.Second, For: hour},
-		{Kind: ClockFault, Target: "n2", Offset: 30 * time.Second},
-		{Kind: StrobeFault, Target: "n3", Offset: 20 * time.Second, Period: time.Second, For: hour},
+		{Kind: history.Pause, Target: "n1", For: dur(hour)},
+		{Kind: history.Pause, Target: "client-1", For: dur(hour)},
+		{Kind: history.Partition, Target: "client-1", Nodes: []string{"n1", "n2"}, For: dur(hour)},
+		{Kind: history.Delay, Target: "client-1", Nodes: []string{"n3"}, Latency: dur(5 * time.Second), For: dur(hour)},
+		{Kind: history.Clock, Target: "n2", Offset: signed(30 * time.Second)},
+		{Kind: history.Strobe, Target: "n3", Offset: signed(20 * time.Second), Period: dur(time.Second), For: dur(hour)},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Everything in force before the heal.
-	if err := c.Node("n1").Process().WaitStopped(ctxFor(t, 5*time.Second)); err != nil {
-		t.Fatal(err)
-	}
+	waitStopped(t, c.Node("n1"))
 	eventually(t, 3*time.Second, "client stopped", func() bool { s, _ := client.State(); return s == 'T' })
 	eventually(t, 3*time.Second, "links cut", func() bool {
 		return c.Link("client-1", "n1").IsCut() && c.Link("client-1", "n2").IsCut()
 	})
 	eventually(t, 3*time.Second, "n2's clock ahead", func() bool {
-		d, err := c.Node("n2").ClockSkew(ctxFor(t, time.Second))
+		d, err := rediskind.ClockSkew(ctxFor(t, time.Second), addr(c.Node("n2")))
 		return err == nil && d > 25*time.Second
 	})
 
 	n.Heal()
 
-	for _, r := range c.Nodes {
-		if s, err := r.Process().State(); err != nil || s == 'T' {
-			t.Errorf("%s after heal: state %c, %v", r.Name, s, err)
+	for _, name := range c.Plan.Nodes {
+		if s, err := state(c.Node(name)); err != nil || s == 'T' {
+			t.Errorf("%s after heal: state %c, %v", name, s, err)
 		}
 	}
 	if s, _ := client.State(); s == 'T' {
 		t.Error("client-1 still stopped after heal")
 	}
-	for _, r := range c.Nodes {
-		l := c.Link("client-1", r.Name)
+	for _, name := range c.Plan.Nodes {
+		l := c.Link("client-1", name)
 		if l.IsCut() {
 			t.Errorf("%s still cut after heal", l.Name())
 		}
@@ -366,7 +389,7 @@ func TestHealMidFaultLeavesNothingStoppedCutOrSkewed(t *testing.T) {
 	for _, name := range []string{"n2", "n3"} {
 		r := c.Node(name)
 		eventually(t, 3*time.Second, name+"'s clock back to true time", func() bool {
-			d, err := r.ClockSkew(ctxFor(t, time.Second))
+			d, err := rediskind.ClockSkew(ctxFor(t, time.Second), addr(r))
 			return err == nil && d.Abs() < 200*time.Millisecond
 		})
 	}

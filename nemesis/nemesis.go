@@ -1,9 +1,11 @@
 // Package nemesis injects faults on a schedule and records each one in the history, with its
 // start, end and target, so checkers and reports can line faults up with what clients saw.
 //
-// A schedule mixes three kinds of fault: at a client's program point (deterministic: "stop
-// client-1 the 2nd time it passes after-acquire"), at a time from the start of the run, and a
-// seeded random package in Jepsen's style. Heal ends everything that is still in force.
+// Each kind of fault is one value in a registry (kinds.go): its name, the fields it takes, how a
+// scenario's use of it is checked, how it is drawn at random, carried out and healed, and how
+// reports show it; one file per kind. A schedule mixes faults at a client's program point
+// (deterministic: "stop client-1 the 2nd time it passes after-acquire"), at a time from the start
+// of the run, and a seeded random package in Jepsen's style. Heal ends everything still in force.
 package nemesis
 
 import (
@@ -14,69 +16,6 @@ import (
 
 	"github.com/lockcheck/lockcheck/history"
 )
-
-// Target is anything a fault can act on: a worker process, a server process.
-type Target interface {
-	Stop() error // SIGSTOP
-	Cont() error // SIGCONT
-	Kill() error // SIGKILL
-}
-
-// Fault kinds.
-const (
-	PauseFault     = "pause"
-	KillFault      = "kill"
-	ClockFault     = "clock"
-	CrashFault     = "crash"     // kill a server, restart it after For
-	PartitionFault = "partition" // cut a client's links to Nodes for For
-	DelayFault     = "delay"     // hold a client's traffic to Nodes back by Latency ± Jitter for For
-	StrobeFault    = "strobe"    // flip a server's clock between true time and Offset every Period, for For
-)
-
-// Kinds lists the fault kinds a schedule may name.
-var Kinds = []string{PauseFault, KillFault, ClockFault, CrashFault, PartitionFault, DelayFault, StrobeFault}
-
-// Fault is one planned fault.
-type Fault struct {
-	Kind       string
-	Target     string
-	At         time.Duration // time from the start of the run; used when Point is empty
-	Point      string        // a client's program point: the client stops itself there
-	Occurrence int           // which pass of Point (1 = first)
-	For        time.Duration // how long a pause lasts; how long a clock stays set (0: until healed)
-	Offset     time.Duration // clock faults: the target's clock becomes real time + Offset...
-	Rate       float64       // ...running at Rate (0 or 1: true speed)
-	Nodes      []string      // partitions and delays: the Target client's links they act on (empty: every lock node)
-	Latency    time.Duration // delays: how long each byte is held back...
-	Jitter     time.Duration // ...give or take this much
-	Period     time.Duration // strobes: how long the clock stays at each of its two settings
-}
-
-// Random is a Jepsen-style random package: every Interval on average, one fault of a kind drawn
-// from Kinds on a target drawn from the targets that suit that kind, lasting between MinFor and
-// MaxFor. Clock faults step the target's clock by an offset drawn from ±MaxOffset; partitions and
-// delays act on a client's links to a random non-empty subset of Nodes, delays by a latency drawn
-// from (0, MaxLatency].
-type Random struct {
-	Kinds   []string
-	Targets []string
-	// ByKind narrows the targets per kind (a crash only on servers, a kill only on clients); a
-	// kind missing here draws from Targets.
-	ByKind     map[string][]string
-	Interval   time.Duration
-	MinFor     time.Duration
-	MaxFor     time.Duration
-	MaxOffset  time.Duration
-	MaxLatency time.Duration
-	Nodes      []string // the lock nodes a partition or delay may cut a client from
-	Seed       int64
-}
-
-// Schedule is what a scenario asks of the nemesis.
-type Schedule struct {
-	Faults []Fault
-	Random *Random
-}
 
 // Nemesis carries out a schedule against named targets.
 type Nemesis struct {
@@ -117,10 +56,23 @@ func (n *Nemesis) AddTarget(name string, t Target) {
 	n.targets[name] = t
 }
 
+// SetNetwork gives the nemesis the links it may cut and delay.
+func (n *Nemesis) SetNetwork(net Network) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.network = net
+}
+
 func (n *Nemesis) target(name string) Target {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.targets[name]
+}
+
+func (n *Nemesis) net() Network {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.network
 }
 
 // Plan registers the faults of s that wait at program points. Call it before the clients start:
@@ -135,10 +87,13 @@ func (n *Nemesis) Plan(s Schedule) {
 	}
 }
 
-// Start checks that every target of s exists, plans its point faults (if Plan was not called)
-// and begins its timed and random parts.
+// Start checks that every kind and target of s exists, plans its point faults (if Plan was not
+// called) and begins its timed and random parts.
 func (n *Nemesis) Start(s Schedule) error {
 	for _, f := range s.Faults {
+		if _, err := Lookup(f.Kind); err != nil {
+			return fmt.Errorf("nemesis: %w", err)
+		}
 		if n.target(f.Target) == nil {
 			return fmt.Errorf("nemesis: no target %q", f.Target)
 		}
@@ -153,6 +108,11 @@ func (n *Nemesis) Start(s Schedule) error {
 				return fmt.Errorf("nemesis: no target %q", name)
 			}
 		}
+		for _, k := range s.Random.Faults {
+			if _, err := Lookup(k); err != nil {
+				return fmt.Errorf("nemesis: %w", err)
+			}
+		}
 	}
 	n.Plan(s)
 	for _, f := range s.Faults {
@@ -162,7 +122,7 @@ func (n *Nemesis) Start(s Schedule) error {
 		n.wg.Add(1)
 		go func(f Fault) {
 			defer n.wg.Done()
-			if wait(n.ctx, f.At) {
+			if wait(n.ctx, d(f.At)) {
 				n.apply(f, false)
 			}
 		}(f)
@@ -187,7 +147,7 @@ func (n *Nemesis) Stopped(target, point string, occurrence int) {
 		// A stop nobody planned, or one reached after healing, would leave the client frozen:
 		// resume it at once.
 		if t := n.target(target); t != nil {
-			_ = t.Cont()
+			_ = t.Resume()
 		}
 		return
 	}
@@ -198,13 +158,23 @@ func (n *Nemesis) Stopped(target, point string, occurrence int) {
 	}()
 }
 
-// Heal cancels what has not happened yet, ends every pause in force (resuming the process),
-// resets every clock a fault set, and waits until all of that is recorded. Safe to call more
-// than once.
+// Heal cancels what has not happened yet, ends every fault in force (resuming processes, healing
+// links, restarting servers), resets every clock a fault set, and waits until all of that is
+// recorded. Safe to call more than once.
 func (n *Nemesis) Heal() {
 	n.cancel()
 	n.wg.Wait()
 	n.resetClocks()
+}
+
+func (n *Nemesis) apply(f Fault, stopped bool) {
+	k, err := Lookup(f.Kind)
+	if err != nil {
+		n.stamp(history.Event{Process: history.Nemesis, Type: history.Fail, F: f.Kind, Op: n.nextOp(), Target: f.Target, Error: err.Error()})
+		n.resumeAtPoint(f)
+		return
+	}
+	k.Apply(n, f, stopped)
 }
 
 func (n *Nemesis) nextOp() int64 {
@@ -214,23 +184,49 @@ func (n *Nemesis) nextOp() int64 {
 	return n.op
 }
 
-func (n *Nemesis) apply(f Fault, alreadyStopped bool) {
-	switch f.Kind {
-	case PauseFault:
-		n.pause(f, alreadyStopped)
-	case KillFault:
-		n.kill(f)
-	case ClockFault:
-		n.clock(f)
-	case CrashFault:
-		n.crash(f)
-	case PartitionFault:
-		n.partition(f)
-	case DelayFault:
-		n.delay(f)
-	case StrobeFault:
-		n.strobe(f)
+// stamp records e now.
+func (n *Nemesis) stamp(e history.Event) {
+	e.Time = history.Now()
+	n.record(e)
+}
+
+// begin is a fault's invoke event.
+func (n *Nemesis) begin(f Fault, op int64) history.Event {
+	return history.Event{Process: history.Nemesis, Type: history.Invoke, F: f.Kind, Op: op,
+		Target: f.Target, Point: f.Point, Duration: int64(d(f.For))}
+}
+
+// end is a fault's completion event.
+func (n *Nemesis) end(f Fault, op int64) history.Event {
+	return history.Event{Process: history.Nemesis, Type: history.OK, F: f.Kind, Op: op, Target: f.Target}
+}
+
+// failed records that a fault could not start (its only record) and lets a client stopped at its
+// point go on.
+func (n *Nemesis) failed(start history.Event, f Fault, err string) {
+	start.Type, start.Error = history.Fail, err
+	n.stamp(start)
+	n.resumeAtPoint(f)
+}
+
+// resumeAtPoint lets a client that stopped itself at a program point go on once a fault other
+// than a pause or kill has taken effect there (a partition or clock step "right after acquire").
+func (n *Nemesis) resumeAtPoint(f Fault) {
+	if f.Point != "" {
+		if t := n.target(f.Target); t != nil {
+			_ = t.Resume()
+		}
 	}
+}
+
+// hold keeps a fault in force for its length, or until the run heals when it has none; it
+// reports whether the full length passed.
+func (n *Nemesis) hold(f Fault) bool {
+	if f.For > 0 {
+		return wait(n.ctx, d(f.For))
+	}
+	<-n.ctx.Done()
+	return false
 }
 
 func wait(ctx context.Context, d time.Duration) bool {

@@ -31,17 +31,34 @@ func (r *recorder) all() []history.Event {
 	return append([]history.Event(nil), r.events...)
 }
 
-func sleeper(t *testing.T) *proc.Process {
+// sleepProc is a real process as a nemesis target.
+type sleepProc struct{ *proc.Process }
+
+func (p sleepProc) Pause() error  { return p.Stop() }
+func (p sleepProc) Resume() error { return p.Cont() }
+
+func sleeper(t *testing.T) sleepProc {
 	t.Helper()
 	p, err := proc.StartProcess(exec.Command("sleep", "60"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Kill() })
-	return p
+	return sleepProc{p}
 }
 
-func state(t *testing.T, p *proc.Process) byte {
+// Kind names, as scenarios write them.
+const (
+	PauseFault     = history.Pause
+	KillFault      = history.Kill
+	ClockFault     = history.Clock
+	CrashFault     = history.Crash
+	PartitionFault = history.Partition
+	DelayFault     = history.Delay
+	StrobeFault    = history.Strobe
+)
+
+func state(t *testing.T, p sleepProc) byte {
 	t.Helper()
 	s, err := p.State()
 	if err != nil {
@@ -54,7 +71,7 @@ func TestTimedPauseStopsTheRealProcessThenResumesIt(t *testing.T) {
 	p := sleeper(t)
 	rec := &recorder{}
 	n := New(map[string]Target{"client-1": p}, rec.record)
-	if err := n.Start(Schedule{Faults: []Fault{{Kind: PauseFault, Target: "client-1", At: 50 * time.Millisecond, For: 300 * time.Millisecond}}}); err != nil {
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: PauseFault, Target: "client-1", At: dur(50 * time.Millisecond), For: dur(300 * time.Millisecond)}}}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
@@ -79,7 +96,7 @@ func TestHealEndsAPauseEarlyAndLeavesNothingStopped(t *testing.T) {
 	p := sleeper(t)
 	rec := &recorder{}
 	n := New(map[string]Target{"n1": p}, rec.record)
-	_ = n.Start(Schedule{Faults: []Fault{{Kind: PauseFault, Target: "n1", At: 0, For: time.Hour}}})
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: PauseFault, Target: "n1", At: dur(0), For: dur(time.Hour)}}})
 	time.Sleep(100 * time.Millisecond)
 	if s := state(t, p); s != 'T' {
 		t.Fatalf("state = %c, want T", s)
@@ -133,8 +150,8 @@ func TestRandomPackageIsSeededAndStaysWithinBounds(t *testing.T) {
 		targets := map[string]Target{"client-1": sleeper(t), "client-2": sleeper(t)}
 		rec := &recorder{}
 		n := New(targets, rec.record)
-		_ = n.Start(Schedule{Random: &Random{Kinds: []string{PauseFault}, Targets: []string{"client-1", "client-2"},
-			Interval: 40 * time.Millisecond, MinFor: 10 * time.Millisecond, MaxFor: 30 * time.Millisecond, Seed: 42}})
+		_ = n.Start(Schedule{Random: &Random{Faults: []string{PauseFault}, Targets: []string{"client-1", "client-2"},
+			Interval: dur(40 * time.Millisecond), MinFor: dur(10 * time.Millisecond), MaxFor: dur(30 * time.Millisecond), Seed: 42}})
 		time.Sleep(400 * time.Millisecond)
 		n.Heal()
 		return rec.all()
@@ -168,9 +185,9 @@ type fakeClock struct {
 	set []string
 }
 
-func (f *fakeClock) Stop() error { return nil }
-func (f *fakeClock) Cont() error { return nil }
-func (f *fakeClock) Kill() error { return nil }
+func (f *fakeClock) Pause() error  { return nil }
+func (f *fakeClock) Resume() error { return nil }
+func (f *fakeClock) Kill() error   { return nil }
 func (f *fakeClock) SetClock(offset time.Duration, rate float64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -188,7 +205,7 @@ func TestClockFaultSetsTheClockAndHealResetsIt(t *testing.T) {
 	c := &fakeClock{}
 	rec := &recorder{}
 	n := New(map[string]Target{"client-1": c}, rec.record)
-	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "client-1", At: 10 * time.Millisecond, Offset: 2 * time.Second, Rate: 1.1}}})
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "client-1", At: dur(10 * time.Millisecond), Offset: signed(2 * time.Second), Rate: 1.1}}})
 	time.Sleep(100 * time.Millisecond)
 	n.Heal()
 	if got := c.settings(); got != "2s@1.1 0s@1" {
@@ -203,7 +220,7 @@ func TestClockFaultSetsTheClockAndHealResetsIt(t *testing.T) {
 func TestClockFaultWithALengthSetsTheClockBack(t *testing.T) {
 	c := &fakeClock{}
 	n := New(map[string]Target{"client-1": c}, func(history.Event) {})
-	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "client-1", Offset: -time.Second, For: 30 * time.Millisecond}}})
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "client-1", Offset: signed(-time.Second), For: dur(30 * time.Millisecond)}}})
 	time.Sleep(150 * time.Millisecond)
 	if got := c.settings(); got != "-1s@0 0s@1" {
 		t.Fatalf("clock settings = %q", got)
@@ -214,7 +231,7 @@ func TestClockFaultWithALengthSetsTheClockBack(t *testing.T) {
 func TestClockFaultOnATargetWithoutAClockFails(t *testing.T) {
 	rec := &recorder{}
 	n := New(map[string]Target{"n1": sleeper(t)}, rec.record)
-	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "n1", Offset: time.Second}}})
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "n1", Offset: signed(time.Second)}}})
 	time.Sleep(50 * time.Millisecond)
 	n.Heal()
 	if ev := rec.all(); len(ev) != 1 || ev[0].Type != history.Fail {
@@ -228,7 +245,7 @@ func TestPointFaultPlannedBeforeStartIsHonouredEvenIfReachedBeforeStart(t *testi
 	p := sleeper(t)
 	rec := &recorder{}
 	n := New(nil, rec.record)
-	s := Schedule{Faults: []Fault{{Kind: PauseFault, Target: "client-1", Point: "after-acquire", Occurrence: 1, For: 200 * time.Millisecond}}}
+	s := Schedule{Faults: []Fault{{Kind: PauseFault, Target: "client-1", Point: "after-acquire", Occurrence: 1, For: dur(200 * time.Millisecond)}}}
 	n.Plan(s)
 	n.AddTarget("client-1", p)
 	_ = p.Stop()
@@ -251,14 +268,14 @@ func TestPointFaultPlannedBeforeStartIsHonouredEvenIfReachedBeforeStart(t *testi
 type restartable struct {
 	t        *testing.T
 	mu       sync.Mutex
-	p        *proc.Process
+	p        sleepProc
 	restarts int
 }
 
-func (r *restartable) cur() *proc.Process { r.mu.Lock(); defer r.mu.Unlock(); return r.p }
-func (r *restartable) Stop() error        { return r.cur().Stop() }
-func (r *restartable) Cont() error        { return r.cur().Cont() }
-func (r *restartable) Kill() error        { return r.cur().Kill() }
+func (r *restartable) cur() sleepProc { r.mu.Lock(); defer r.mu.Unlock(); return r.p }
+func (r *restartable) Pause() error   { return r.cur().Stop() }
+func (r *restartable) Resume() error  { return r.cur().Cont() }
+func (r *restartable) Kill() error    { return r.cur().Kill() }
 func (r *restartable) Restart(context.Context) error {
 	p := sleeper(r.t)
 	r.mu.Lock()
@@ -272,7 +289,7 @@ func TestCrashKillsTheServerAndRestartsItAfterItsDowntime(t *testing.T) {
 	first := r.cur()
 	rec := &recorder{}
 	n := New(map[string]Target{"n1": r}, rec.record)
-	_ = n.Start(Schedule{Faults: []Fault{{Kind: CrashFault, Target: "n1", At: 10 * time.Millisecond, For: 200 * time.Millisecond}}})
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: CrashFault, Target: "n1", At: dur(10 * time.Millisecond), For: dur(200 * time.Millisecond)}}})
 	select {
 	case <-first.Exited():
 	case <-time.After(2 * time.Second):
@@ -288,7 +305,7 @@ func TestCrashKillsTheServerAndRestartsItAfterItsDowntime(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	n.Heal()
 	ev := rec.all()
-	if r.restarts != 1 || len(ev) != 2 || ev[0].F != history.CrashRestart || ev[1].Type != history.OK {
+	if r.restarts != 1 || len(ev) != 2 || ev[0].F != history.Crash || ev[1].Type != history.OK {
 		t.Fatalf("restarts=%d events=%+v", r.restarts, ev)
 	}
 	if down := time.Duration(ev[1].Time - ev[0].Time); down < 200*time.Millisecond {
@@ -334,8 +351,8 @@ func TestPartitionCutsThenHealsAndAnOpenEndedOneHealsAtHeal(t *testing.T) {
 	n := New(map[string]Target{"client-1": sleeper(t), "client-2": sleeper(t)}, rec.record)
 	n.SetNetwork(net)
 	_ = n.Start(Schedule{Faults: []Fault{
-		{Kind: PartitionFault, Target: "client-1", Nodes: []string{"n4", "n5"}, At: 0, For: 50 * time.Millisecond},
-		{Kind: PartitionFault, Target: "client-2", At: 0}, // until healed
+		{Kind: PartitionFault, Target: "client-1", Nodes: []string{"n4", "n5"}, At: dur(0), For: dur(50 * time.Millisecond)},
+		{Kind: PartitionFault, Target: "client-2", At: dur(0)}, // until healed
 	}})
 	time.Sleep(150 * time.Millisecond)
 	got := net.String()
@@ -355,7 +372,7 @@ func TestPartitionAtAProgramPointLetsTheClientGoOn(t *testing.T) {
 	p := sleeper(t)
 	n := New(map[string]Target{"client-1": p}, func(history.Event) {})
 	n.SetNetwork(&fakeNetwork{})
-	_ = n.Start(Schedule{Faults: []Fault{{Kind: PartitionFault, Target: "client-1", Point: "after-acquire", Occurrence: 1, For: time.Second}}})
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: PartitionFault, Target: "client-1", Point: "after-acquire", Occurrence: 1, For: dur(time.Second)}}})
 	_ = p.Stop()
 	n.Stopped("client-1", "after-acquire", 1)
 	time.Sleep(100 * time.Millisecond)

@@ -2,7 +2,11 @@ package nemesis
 
 import (
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/lockcheck/lockcheck/internal/yamltime"
 )
 
 // random runs a seeded random package until healed: faults one at a time, the gaps between them
@@ -11,7 +15,7 @@ import (
 func (n *Nemesis) random(r Random) {
 	rng := rand.New(rand.NewPCG(uint64(r.Seed), 0x6e656d65))
 	for {
-		if !wait(n.ctx, between(rng, r.Interval/2, r.Interval*3/2)) {
+		if !wait(n.ctx, between(rng, d(r.Interval)/2, d(r.Interval)*3/2)) {
 			return
 		}
 		f, ok := r.draw(rng)
@@ -25,36 +29,100 @@ func (n *Nemesis) random(r Random) {
 	}
 }
 
-// draw picks the next fault: its kind, a target suited to it, and its parameters.
+// draw picks the next fault: its kind, a target suited to it, its length and its parameters.
 func (r Random) draw(rng *rand.Rand) (Fault, bool) {
-	if len(r.Kinds) == 0 {
+	if len(r.Faults) == 0 {
 		return Fault{}, false
 	}
-	kind := r.Kinds[rng.IntN(len(r.Kinds))]
+	kind := r.Faults[rng.IntN(len(r.Faults))]
 	targets := r.Targets
 	if ts, ok := r.ByKind[kind]; ok {
 		targets = ts
 	}
-	if len(targets) == 0 {
+	k, err := Lookup(kind)
+	if len(targets) == 0 || err != nil {
 		return Fault{}, false
 	}
-	f := Fault{Kind: kind, Target: targets[rng.IntN(len(targets))], For: between(rng, r.MinFor, r.MaxFor)}
-	switch kind {
-	case KillFault:
-		f.For = 0
-	case ClockFault:
-		// A step of at least 1 ms, forward or back: a zero step would be no fault at all.
-		f.Offset = between(rng, time.Millisecond, max(r.MaxOffset, time.Millisecond)+1)
-		if rng.IntN(2) == 0 {
-			f.Offset = -f.Offset
-		}
-	case PartitionFault, DelayFault:
-		f.Nodes = subset(rng, r.Nodes)
-		if kind == DelayFault {
-			f.Latency = between(rng, time.Millisecond, max(r.MaxLatency, time.Millisecond)+1)
-		}
+	f := Fault{Kind: kind, Target: targets[rng.IntN(len(targets))], For: dur(between(rng, d(r.MinFor), d(r.MaxFor)))}
+	if k.Draw != nil {
+		k.Draw(&f, r, rng)
 	}
 	return f, true
+}
+
+// Suitable lists, for each kind r draws, the targets it may act on: the nemesis draws a kind,
+// then a target from its list.
+func (r Random) Suitable(v View) map[string][]string {
+	out := map[string][]string{}
+	for _, name := range r.Faults {
+		k, err := Lookup(name)
+		if err != nil || k.Suits == nil {
+			continue
+		}
+		for _, t := range r.Targets {
+			if info, ok := v.Target(t); ok && k.Suits(info) {
+				out[name] = append(out[name], t)
+			}
+		}
+	}
+	return out
+}
+
+// CheckRandom checks a random package against the scenario; fields are relative to the package
+// ("faults", "targets", "max_offset", ...). targets lists every target of the scenario.
+func CheckRandom(r Random, v View, targets []string, bad Report) {
+	drawable := RandomNames()
+	if len(r.Faults) == 0 {
+		bad("faults", "list at least one fault (%s)", strings.Join(drawable, ", "))
+	}
+	byKind := r.Suitable(v)
+	for _, name := range r.Faults {
+		k, err := Lookup(name)
+		switch {
+		case err != nil || k.Suits == nil:
+			bad("faults", "random packages draw from %s; got %q", strings.Join(drawable, ", "), name)
+		case len(r.Targets) > 0 && len(byKind[name]) == 0:
+			bad("targets", "none of the targets can take a %s (%s)", name, k.SuitsWhom)
+		}
+	}
+	if len(r.Targets) == 0 {
+		bad("targets", "list the targets to pick from: %s", strings.Join(targets, ", "))
+	}
+	for _, t := range r.Targets {
+		info, ok := v.Target(t)
+		if !ok {
+			bad("targets", "no such target %q; this scenario has: %s", t, strings.Join(targets, ", "))
+			continue
+		}
+		used := false
+		for _, name := range r.Faults {
+			if k, err := Lookup(name); err == nil && k.Suits != nil && k.Suits(info) {
+				used = true
+			}
+		}
+		if !used && len(r.Faults) > 0 {
+			bad("targets", "%s takes none of the listed faults (%s)", t, strings.Join(r.Faults, ", "))
+		}
+	}
+	if r.Interval == 0 {
+		bad("interval", "missing: the mean time between faults")
+	}
+	if r.MaxFor < r.MinFor || r.MaxFor == 0 {
+		bad("max_for", "need 0 < min_for <= max_for")
+	}
+	clock, delay := contains(r.Faults, clockKind.Name), contains(r.Faults, delayKind.Name)
+	switch {
+	case clock && r.MaxOffset == 0:
+		bad("max_offset", "random clock faults step a clock by up to ±max_offset: give one (e.g. max_offset: 2s)")
+	case !clock && r.MaxOffset != 0:
+		bad("max_offset", "max_offset belongs to packages with clock faults")
+	}
+	switch {
+	case delay && r.MaxLatency == 0:
+		bad("max_latency", "random delays hold traffic back by up to max_latency: give one (e.g. max_latency: 500ms)")
+	case !delay && r.MaxLatency != 0:
+		bad("max_latency", "max_latency belongs to packages with delay faults")
+	}
 }
 
 // between draws uniformly from [lo, hi) (lo when the range is empty).
@@ -80,3 +148,8 @@ func subset(rng *rand.Rand, nodes []string) []string {
 	}
 	return out
 }
+
+func dur(t time.Duration) yamltime.Duration  { return yamltime.Duration(t) }
+func signed(t time.Duration) yamltime.Signed { return yamltime.Signed(t) }
+
+func formatRate(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }

@@ -23,14 +23,14 @@ func draws(r Random, n int) []Fault {
 
 func TestRandomDrawsSuitEachKindAndStayWithinBounds(t *testing.T) {
 	r := Random{
-		Kinds:   []string{PauseFault, KillFault, ClockFault, CrashFault, PartitionFault, DelayFault},
+		Faults:  []string{PauseFault, KillFault, ClockFault, CrashFault, PartitionFault, DelayFault},
 		Targets: []string{"client-1", "client-2", "n1", "n2"},
 		ByKind: map[string][]string{
 			KillFault: {"client-1", "client-2"}, CrashFault: {"n1", "n2"},
 			PartitionFault: {"client-1", "client-2"}, DelayFault: {"client-1", "client-2"},
 		},
-		MinFor: 100 * time.Millisecond, MaxFor: 800 * time.Millisecond,
-		MaxOffset: 2 * time.Second, MaxLatency: 300 * time.Millisecond,
+		MinFor: dur(100 * time.Millisecond), MaxFor: dur(800 * time.Millisecond),
+		MaxOffset: dur(2 * time.Second), MaxLatency: dur(300 * time.Millisecond),
 		Nodes: []string{"n1", "n2", "n3", "n4", "n5"}, Seed: 7,
 	}
 	fs := draws(r, 400)
@@ -46,7 +46,7 @@ func TestRandomDrawsSuitEachKindAndStayWithinBounds(t *testing.T) {
 				t.Fatalf("a kill with a length: %+v", f)
 			}
 		case ClockFault:
-			if f.Offset == 0 || f.Offset < -r.MaxOffset || f.Offset > r.MaxOffset {
+			if f.Offset == 0 || f.Offset.D() < -d(r.MaxOffset) || f.Offset.D() > d(r.MaxOffset) {
 				t.Fatalf("clock offset %s outside ±%s (or zero)", f.Offset, r.MaxOffset)
 			}
 		case PartitionFault, DelayFault:
@@ -66,7 +66,7 @@ func TestRandomDrawsSuitEachKindAndStayWithinBounds(t *testing.T) {
 			t.Fatalf("length %s outside [%s, %s]", f.For, r.MinFor, r.MaxFor)
 		}
 	}
-	for _, k := range r.Kinds {
+	for _, k := range r.Faults {
 		if seen[k] == 0 {
 			t.Errorf("400 draws never gave a %s: %v", k, seen)
 		}
@@ -92,12 +92,12 @@ func TestRandomDrawsSuitEachKindAndStayWithinBounds(t *testing.T) {
 // The pause-only package keeps drawing what it drew before kinds other than pause existed, so a
 // seeded scenario such as random-pauses-set-nx-px replays the same schedule.
 func TestRandomPauseOnlyDrawsAreUnchanged(t *testing.T) {
-	r := Random{Kinds: []string{PauseFault}, Targets: []string{"client-1", "client-2"}, MinFor: 10, MaxFor: 1000, Seed: 42}
+	r := Random{Faults: []string{PauseFault}, Targets: []string{"client-1", "client-2"}, MinFor: dur(10), MaxFor: dur(1000), Seed: 42}
 	rng := rand.New(rand.NewPCG(42, 0x6e656d65))
 	for _, f := range draws(r, 20) {
-		kind := r.Kinds[rng.IntN(1)]
+		kind := r.Faults[rng.IntN(1)]
 		target := r.Targets[rng.IntN(2)]
-		length := between(rng, r.MinFor, r.MaxFor)
+		length := dur(between(rng, d(r.MinFor), d(r.MaxFor)))
 		if f.Kind != kind || f.Target != target || f.For != length || f.Offset != 0 || f.Nodes != nil {
 			t.Fatalf("draw %+v, want %s %s %s", f, kind, target, length)
 		}
@@ -108,7 +108,7 @@ func TestStrobeFlipsTheClockAndSetsItBack(t *testing.T) {
 	c := &fakeClock{}
 	rec := &recorder{}
 	n := New(map[string]Target{"n1": c}, rec.record)
-	_ = n.Start(Schedule{Faults: []Fault{{Kind: StrobeFault, Target: "n1", Offset: 5 * time.Second, Period: 40 * time.Millisecond, For: 150 * time.Millisecond}}})
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: StrobeFault, Target: "n1", Offset: signed(5 * time.Second), Period: dur(40 * time.Millisecond), For: dur(150 * time.Millisecond)}}})
 	time.Sleep(300 * time.Millisecond)
 	n.Heal()
 	got := c.settings()
@@ -117,15 +117,15 @@ func TestStrobeFlipsTheClockAndSetsItBack(t *testing.T) {
 		t.Fatalf("clock settings = %q, want it to start with %q", got, want)
 	}
 	ev := rec.all()
-	if ev[0].F != Strobe || ev[0].Offset != int64(5*time.Second) || ev[0].Duration != int64(150*time.Millisecond) {
+	if ev[0].F != StrobeFault || ev[0].Offset != int64(5*time.Second) || ev[0].Duration != int64(150*time.Millisecond) {
 		t.Fatalf("first event %+v", ev[0])
 	}
 	var flips, oks int
 	for _, e := range ev {
 		switch {
-		case e.F == Strobe && e.Type == "note":
+		case e.F == StrobeFault && e.Type == "note":
 			flips++
-		case e.F == Strobe && e.Type == "ok":
+		case e.F == StrobeFault && e.Type == "ok":
 			oks++
 		}
 	}
@@ -138,14 +138,14 @@ func TestStrobeHealedEarlyEndsAtTrueTime(t *testing.T) {
 	c := &fakeClock{}
 	rec := &recorder{}
 	n := New(map[string]Target{"n1": c}, rec.record)
-	_ = n.Start(Schedule{Faults: []Fault{{Kind: StrobeFault, Target: "n1", Offset: -3 * time.Second, Period: time.Hour}}})
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: StrobeFault, Target: "n1", Offset: signed(-3 * time.Second), Period: dur(time.Hour)}}})
 	time.Sleep(50 * time.Millisecond)
 	n.Heal()
 	if got := c.settings(); got != "-3s@1 0s@1 0s@1" { // the strobe's own reset, then Heal's
 		t.Fatalf("clock settings = %q", got)
 	}
 	ev := rec.all()
-	if ev[1].F != Strobe || ev[1].Type != "ok" || ev[1].Error == "" {
+	if ev[1].F != StrobeFault || ev[1].Type != "ok" || ev[1].Error == "" {
 		t.Fatalf("want an early end recorded with its reason, got %+v", ev)
 	}
 }

@@ -1,9 +1,9 @@
 package nemesis
 
-// Clock strobe: a server's clock flips between true time and true time + Offset every Period,
-// for For (or until healed), then is set back to true time. A lease's remaining time then jumps
-// back and forth, and one that falls due while the clock is ahead expires early. The flips are
-// noted in the history with the offset each one set.
+// Strobe: a server's clock flips between true time and true time + Offset every Period, for For
+// (or until healed), then is set back to true time. A lease's remaining time jumps back and forth,
+// and one that falls due while the clock is ahead expires early. Each flip is a note in the
+// history with the offset it set.
 
 import (
 	"time"
@@ -11,47 +11,75 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// Strobe is the history's name for a clock strobe.
-const Strobe = "strobe"
+// minStrobePeriod: libfaketime re-reads a node's clock file at most once a second (package
+// providers/faketime), so a faster strobe would skip flips.
+const minStrobePeriod = time.Second
 
-func (n *Nemesis) strobe(f Fault) {
+var strobeKind = &Kind{
+	Name:    history.Strobe,
+	Summary: "flip a server's clock between true time and offset every period, for a while",
+	Takes:   []string{"for", "offset", "period"},
+	Colour:  "#bcbd22",
+	Check: func(f Fault, v View, bad Report) {
+		if t, ok := v.Target(f.Target); ok {
+			switch {
+			case t.Client:
+				bad("target", "a strobe flips a server's clock (libfaketime); %s is a client: use clock faults on clients", f.Target)
+			case t.Role != "":
+				bad("target", "a strobe flips one server's clock; %s stands for %s: name the server", f.Target, t.Role)
+			case t.NoClock != "":
+				bad("target", "%s", t.NoClock)
+			}
+		}
+		switch {
+		case f.Period == 0:
+			bad("period", "a strobe needs a period (e.g. period: 1s)")
+		case d(f.Period) < minStrobePeriod:
+			bad("period", "%s is below %s: libfaketime re-reads a node's clock at most once a second, so faster flips would be missed",
+				d(f.Period), minStrobePeriod)
+		}
+		if f.Offset == 0 {
+			bad("offset", "a strobe needs an offset to flip to (e.g. offset: 5s)")
+		}
+	},
+	Apply: (*Nemesis).strobe,
+	Label: func(f history.Fault) string {
+		return f.Kind + " " + f.Target + " ±" + time.Duration(f.Offset).String()
+	},
+}
+
+func (n *Nemesis) strobe(f Fault, _ bool) {
 	setter, _ := n.target(f.Target).(ClockSetter)
 	op := n.nextOp()
-	start := history.Event{Process: history.Nemesis, Type: history.Invoke, F: Strobe, Op: op,
-		Target: f.Target, Point: f.Point, Offset: int64(f.Offset), Duration: int64(f.For)}
-	fail := func(err string) {
-		start.Type, start.Error = history.Fail, err
-		n.stamp(start)
-		n.resumeAtPoint(f)
-	}
+	start := n.begin(f, op)
+	start.Offset = int64(f.Offset.D())
 	if setter == nil {
-		fail("target has no clock to set")
+		n.failed(start, f, "target has no clock to set")
 		return
 	}
 	if f.Period <= 0 {
-		fail("a strobe needs a period")
+		n.failed(start, f, "a strobe needs a period")
 		return
 	}
-	if err := setter.SetClock(f.Offset, 1); err != nil {
-		fail(err.Error())
+	if err := setter.SetClock(f.Offset.D(), 1); err != nil {
+		n.failed(start, f, err.Error())
 		return
 	}
-	n.mu.Lock()
-	n.skewed[f.Target] = setter // whatever happens, Heal sets it back
-	n.mu.Unlock()
+	n.remember(f.Target, setter) // whatever happens, Heal sets it back
 	n.stamp(start)
 	n.resumeAtPoint(f)
 
 	var end <-chan time.Time
 	if f.For > 0 {
-		t := time.NewTimer(f.For)
+		t := time.NewTimer(d(f.For))
 		defer t.Stop()
 		end = t.C
 	}
-	tick := time.NewTicker(f.Period)
+	tick := time.NewTicker(d(f.Period))
 	defer tick.Stop()
 	ahead := true
-	done := history.Event{Process: history.Nemesis, Type: history.OK, F: Strobe, Op: op, Target: f.Target, Rate: 1}
+	done := n.end(f, op)
+	done.Rate = 1
 loop:
 	for {
 		select {
@@ -59,9 +87,9 @@ loop:
 			ahead = !ahead
 			offset := time.Duration(0)
 			if ahead {
-				offset = f.Offset
+				offset = f.Offset.D()
 			}
-			flip := history.Event{Process: history.Nemesis, Type: history.Note, F: Strobe, Op: op, Target: f.Target, Offset: int64(offset), Rate: 1}
+			flip := history.Event{Process: history.Nemesis, Type: history.Note, F: f.Kind, Op: op, Target: f.Target, Offset: int64(offset), Rate: 1}
 			if err := setter.SetClock(offset, 1); err != nil {
 				flip.Error = err.Error()
 			}

@@ -105,7 +105,7 @@ func pageData(r *run) (*pageFields, error) {
 		Description:  sc.Description,
 		Clients:      len(r.clients),
 		Headline:     verdictHeadline(v),
-		Sentences:    sentences(v),
+		Sentences:    checker.Sentences(v),
 		Matches:      r.judged.Matches,
 		Mismatches:   r.judged.Mismatches,
 		Timeline:     template.HTML(timelineSVG(r)),

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/nemesis"
 )
 
 // The ownership timeline is SVG written here rather than by a plotting library: it is a Gantt
@@ -27,25 +28,9 @@ const (
 	charWidth = 6.2 // of the 11px label font, for placing labels without overlap
 )
 
-// faultColor gives each kind of fault its colour, in the timeline and the plots alike; a kind
-// this code does not know (a newer fault) gets grey and is otherwise drawn the same way.
-func faultColor(kind string) string {
-	switch kind {
-	case history.Pause:
-		return "#f0a30a"
-	case history.Kill:
-		return "#d62728"
-	case history.Clock:
-		return "#9467bd"
-	case history.CrashRestart:
-		return "#e377c2"
-	case history.Partition:
-		return "#8c564b"
-	case history.Delay:
-		return "#17becf"
-	}
-	return "#7f7f7f"
-}
+// faultColor gives each kind of fault its colour (the fault registry's), in the timeline and the
+// plots alike; a kind this build does not know gets grey and is otherwise drawn the same way.
+func faultColor(kind string) string { return nemesis.Colour(kind) }
 
 type timeline struct {
 	r         *run
@@ -60,7 +45,7 @@ func (r *run) x(t int64) float64 {
 	return tlLeft + (tlWidth-tlLeft-tlRight)*math.Max(0, math.Min(1, float64(t-r.start)/span))
 }
 
-func (r *run) offset(t int64) string { return seconds(time.Duration(t - r.start)) }
+func (r *run) offset(t int64) string { return checker.Seconds(time.Duration(t - r.start)) }
 
 // timelineSVG draws the lanes: one per client with its believed holds, the windows in which two
 // clients held at once, the nemesis's faults, and every access with each register's outcome.
@@ -120,7 +105,7 @@ func (tl *timeline) placeFaultLabels() int {
 	labels := make([]int, len(tl.r.faults))
 	for i, f := range tl.r.faults {
 		x0 := tl.r.x(f.Start)
-		x1 := x0 + charWidth*float64(len([]rune(f.Label()))) + 8
+		x1 := x0 + charWidth*float64(len([]rune(nemesis.Label(f)))) + 8
 		row := -1
 		for j, end := range rowEnds {
 			if end <= x0 {
@@ -156,12 +141,12 @@ func (tl *timeline) faults(top float64) {
 				fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#hatch)" stroke="%s"/>`, x0, y-2, x1-x0, tlHoldH+4, color)
 			}
 		}
-		fmt.Fprintf(b, `<text class="fault-label" x="%.1f" y="%.1f" fill="%s">%s</text></g>`, x0+2, ly, darken(color), esc(f.Label()))
+		fmt.Fprintf(b, `<text class="fault-label" x="%.1f" y="%.1f" fill="%s">%s</text></g>`, x0+2, ly, darken(color), esc(nemesis.Label(f)))
 	}
 }
 
 func faultTip(r *run, f checker.Fault) string {
-	s := fmt.Sprintf("%s\nfrom %s to %s (%s)", f.Label(), r.offset(f.Start), r.offset(f.End), checker.Human(time.Duration(f.End-f.Start)))
+	s := fmt.Sprintf("%s\nfrom %s to %s (%s)", nemesis.Label(f), r.offset(f.Start), r.offset(f.End), checker.Human(time.Duration(f.End-f.Start)))
 	if f.Point != "" {
 		s += "\ntriggered at program point " + f.Point
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/report"
 	"github.com/lockcheck/lockcheck/resource"
 	"github.com/lockcheck/lockcheck/scenarios"
@@ -77,7 +78,7 @@ func Judge(dir string) (*Result, error) {
 	}
 	for _, reg := range resource.Registers {
 		if rv, ok := v.Registers[reg]; ok && rv.Applicable {
-			_ = checker.Visualize(events, reg, filepath.Join(dir, "linearizability-"+reg+".html"))
+			_ = checker.Visualize(events, reg, filepath.Join(dir, "linearizability-"+reg+".html"), nemesis.Label)
 		}
 	}
 	res.ReportError = report.Write(dir) // last: it reads verdict.json and links the pages above

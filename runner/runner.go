@@ -32,6 +32,8 @@ type Options struct {
 	// OnEvent, if set, sees every event as it is recorded (a progress display); it is called
 	// from several goroutines at once.
 	OnEvent func(history.Event)
+	// Provider, if set, overrides where the scenario's servers run (its provider: field).
+	Provider string
 }
 
 // ErrInterrupted marks a run cut short by its context (Ctrl-C). Its history is still judged.
@@ -104,7 +106,11 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 	if err != nil {
 		return err
 	}
-	svc, err := startServices(ctx, sc, absDir, clients, o.Logger)
+	provider := sc.Provider
+	if o.Provider != "" {
+		provider = o.Provider
+	}
+	svc, err := startServers(ctx, sc, absDir, provider, clients, o.Logger)
 	if err != nil {
 		note(history.End, history.Event{Error: err.Error()})
 		return fmt.Errorf("start servers: %w", err)
@@ -117,12 +123,12 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 	}
 	note(history.Start, history.Event{Duration: int64(sc.Duration.D())})
 
-	sched := schedule(sc)
+	sched := sc.Schedule()
 	workers := make([]*workloads.Worker, 0, len(clients))
 	var finishing sync.Map // client name -> true once we asked it to finish
 	var pumps sync.WaitGroup
-	nem := nemesis.New(svc.targets(), record)
-	nem.SetNetwork(network{svc})
+	nem := nemesis.New(svc.service.Targets(), record)
+	nem.SetNetwork(svc.service)
 	nem.Plan(sched) // before any client can reach a program point
 	defer nem.Heal()
 	for i, name := range clients {
@@ -200,6 +206,9 @@ type clientTarget struct {
 	worker *workloads.Worker
 }
 
+func (c clientTarget) Pause() error  { return c.Process.Stop() }
+func (c clientTarget) Resume() error { return c.Process.Cont() }
+
 func (c clientTarget) SetClock(offset time.Duration, rate float64) error {
 	return c.worker.SetClock(offset, rate)
 }
@@ -237,18 +246,17 @@ func recordResource(ctx context.Context, addr string, record func(history.Event)
 	}
 }
 
-func workerConfig(sc *scenarios.Scenario, svc *services, client string, i int) workloads.Config {
+func workerConfig(sc *scenarios.Scenario, svc *servers, client string, i int) workloads.Config {
 	cfg := workloads.Config{
-		Client:   client,
-		Lock:     sc.Lock,
-		Nodes:    svc.lockAddrs(client),
-		Role:     sc.Role(client),
-		Resource: svc.resourceAddr(client),
-		Key:      LockKey,
-		TTL:      sc.TTL.D(),
-		Seed:     sc.Seed*1000 + int64(i),
-		Clock:    workloads.ClockSetting{Offset: sc.Clocks[client].Offset.D(), Rate: sc.Clocks[client].Rate},
-		Sentinel: svc.sentinelEnv(client),
+		Client:    client,
+		Lock:      sc.Lock,
+		Endpoints: svc.service.Endpoints(client),
+		Role:      sc.Role(client),
+		Resource:  svc.resourceAddr(client),
+		Key:       LockKey,
+		TTL:       sc.TTL.D(),
+		Seed:      sc.Seed*1000 + int64(i),
+		Clock:     workloads.ClockSetting{Offset: sc.Clocks[client].Offset.D(), Rate: sc.Clocks[client].Rate},
 		Workload: workloads.Workload{
 			Hold:           sc.Workload.Hold.D(),
 			Think:          sc.Workload.Think.D(),
@@ -266,22 +274,6 @@ func workerConfig(sc *scenarios.Scenario, svc *services, client string, i int) w
 		}
 	}
 	return cfg
-}
-
-func schedule(sc *scenarios.Scenario) nemesis.Schedule {
-	var s nemesis.Schedule
-	for _, f := range sc.Nemesis {
-		if r := f.Random; r != nil {
-			s.Random = &nemesis.Random{Kinds: r.Faults, Targets: r.Targets, ByKind: sc.RandomTargets(*r),
-				Interval: r.Interval.D(), MinFor: r.MinFor.D(), MaxFor: r.MaxFor.D(),
-				MaxOffset: r.MaxOffset.D(), MaxLatency: r.MaxLatency.D(), Nodes: sc.NodeNames(), Seed: sc.Seed}
-			continue
-		}
-		s.Faults = append(s.Faults, nemesis.Fault{Kind: f.Fault, Target: f.Target, At: f.At.D(),
-			Point: f.Point, Occurrence: f.Occurrence, For: f.For.D(), Offset: f.Offset.D(), Rate: f.Rate, Nodes: f.Nodes,
-			Latency: f.Latency.D(), Jitter: f.Jitter.D(), Period: f.Period.D()})
-	}
-	return s
 }
 
 func waitGroup(wg *sync.WaitGroup, d time.Duration) bool {

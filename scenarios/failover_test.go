@@ -24,14 +24,14 @@ func TestFailoverScenarioLoads(t *testing.T) {
 	if s.Sentinels != 3 {
 		t.Errorf("sentinels default to 3, got %d", s.Sentinels)
 	}
-	if got := strings.Join(s.ReplicaNames(), ","); got != "n2" {
-		t.Errorf("replicas %q, want n2", got)
+	if got := strings.Join(s.Plan().Servers, ","); got != "n1,n2,s1,s2,s3" {
+		t.Errorf("servers %q, want the primary, its replica and three sentinels", got)
 	}
-	if got := strings.Join(s.SentinelNames(), ","); got != "s1,s2,s3" {
-		t.Errorf("sentinels %q, want s1,s2,s3", got)
+	if got := strings.Join(s.NodeNames(), ","); got != "n1" {
+		t.Errorf("lock nodes %q, want n1", got)
 	}
-	for _, target := range []string{"n1", "n2", "s1", "s3", Primary} {
-		if !contains(s.targets(), target) {
+	for _, target := range []string{"n1", "n2", "s1", "s3", "primary"} {
+		if _, ok := s.Plan().Target(target); !ok {
 			t.Errorf("%s is not a target", target)
 		}
 	}
@@ -46,17 +46,19 @@ func TestFailoverErrorsNameTheLine(t *testing.T) {
 		{"a multi-node design", [2]string{"lock: set-nx-px", "lock: redlock"},
 			[]string{"f.yaml:3: replicas:", "single-node design"}},
 		{"a ZooKeeper design", [2]string{"lock: set-nx-px", "lock: zk"},
-			[]string{"f.yaml:3: replicas:", "Redis locks"}},
+			[]string{"f.yaml:3: replicas:", "Redis lock nodes only"}},
 		{"failover without replicas", [2]string{"replicas: 1\n", ""},
-			[]string{"f.yaml:8: nemesis[1].target:", `"primary"`, "replicas: 1"}},
+			[]string{"f.yaml:8: nemesis[1].target:", `no such target "primary"`}},
 		{"replication cut without replicas", [2]string{"replicas: 1\n", ""},
 			[]string{"f.yaml:7: nemesis[0].target:", `no such target "n2"`}},
 		{"sentinels without replicas", [2]string{"replicas: 1\n", "sentinels: 3\n"},
 			[]string{"f.yaml:3: sentinels:", "add replicas"}},
 		{"too many sentinels", [2]string{"replicas: 1\n", "replicas: 1\nsentinels: 9\n"},
 			[]string{"f.yaml:4: sentinels:", "between 1 and 7"}},
-		{"a replication cut naming nodes", [2]string{"target: n2, at: 0s", "target: n2, nodes: [n1], at: 0s"},
-			[]string{"f.yaml:8: nemesis[0].nodes:", "leave nodes out"}},
+		{"a replication cut naming a sentinel", [2]string{"target: n2, at: 0s", "target: n2, nodes: [s1], at: 0s"},
+			[]string{"f.yaml:8: nemesis[0].nodes:", `no such peer "s1"`, "n2's peers: n1"}},
+		{"a partition of a sentinel", [2]string{"target: n2, at: 0s", "target: s2, at: 0s"},
+			[]string{"f.yaml:8: nemesis[0].target:", "s2 has no links to other servers to cut"}},
 		{"a sentinel's clock", [2]string{"{fault: partition, target: n2, at: 0s}", "{fault: clock, target: s1, at: 0s, offset: 1s}"},
 			[]string{"f.yaml:8: nemesis[0].target:", "libfaketime"}},
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,7 +14,10 @@ import (
 
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/resource"
+	"github.com/lockcheck/lockcheck/services"
+	_ "github.com/lockcheck/lockcheck/services/all" // every service kind and provider a scenario may name
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -165,8 +169,14 @@ func (idx fieldIndex) fieldAt(line int) string {
 }
 
 func (s *Scenario) applyDefaults() {
-	if d, err := locks.Get(s.Lock); err == nil && s.Nodes == 0 {
-		s.Nodes = d.Nodes
+	if d, err := locks.Get(s.Lock); err == nil {
+		s.design = d
+		if s.Nodes == 0 {
+			s.Nodes = d.Nodes
+		}
+	}
+	if s.Replicas > 0 && s.Sentinels == 0 {
+		s.Sentinels = 3
 	}
 	w := &s.Workload
 	def := func(d *Duration, v Duration) {
@@ -178,7 +188,6 @@ func (s *Scenario) applyDefaults() {
 	def(&w.BackoffMin, Duration(5e6))
 	def(&w.BackoffMax, Duration(20e6))
 	def(&w.Timeout, Duration(250e6))
-	s.failoverDefaults()
 	for i := range s.Nemesis {
 		if s.Nemesis[i].Point != "" && s.Nemesis[i].Occurrence == 0 {
 			s.Nemesis[i].Occurrence = 1
@@ -200,8 +209,6 @@ func (s *Scenario) validate() []*Error {
 		bad("lock", "missing; valid locks: %s", strings.Join(locks.Names(), ", "))
 	case err != nil:
 		bad("lock", "%v", err)
-	case s.Nodes < design.Nodes:
-		bad("nodes", "%s needs %d node(s), got %d", s.Lock, design.Nodes, s.Nodes)
 	}
 	switch s.Supports {
 	case "", "kleppmann", "antirez", "both", "neither":
@@ -217,123 +224,28 @@ func (s *Scenario) validate() []*Error {
 	if err == nil && design.Expires && s.TTL == 0 {
 		bad("ttl", "%s is a lease: give it a ttl (e.g. 500ms)", s.Lock)
 	}
+	if s.Provider != "" && !slices.Contains(providers.Names(), s.Provider) {
+		bad("provider", "unknown provider %q; valid providers: %s", s.Provider, strings.Join(providers.Names(), ", "))
+	}
 	w := s.Workload
 	if w.BackoffMax < w.BackoffMin {
 		bad("workload.backoff_max", "%s is below backoff_min %s", w.BackoffMax.D(), w.BackoffMin.D())
 	}
-	if err == nil && s.Workload.Readers > 0 && !design.ReadWrite {
+	if err == nil && w.Readers > 0 && !design.ReadWrite {
 		bad("workload.readers", "%s is not a read/write lock", s.Lock)
 	}
-	if s.Workload.Readers > s.Clients {
-		bad("workload.readers", "%d readers but only %d clients", s.Workload.Readers, s.Clients)
+	if w.Readers > s.Clients {
+		bad("workload.readers", "%d readers but only %d clients", w.Readers, s.Clients)
 	}
-	if err == nil && s.Workload.Reentrant && !design.Reentrant {
+	if err == nil && w.Reentrant && !design.Reentrant {
 		bad("workload.reentrant", "%s is not reentrant", s.Lock)
 	}
-	points := workloads.Points
 	if err == nil {
-		points = append(append([]string(nil), points...), design.Points...)
+		s.plan = services.PlanFor(s.Spec(), bad)
 	}
-	targets := s.targets()
-	randoms := 0
-	for i, f := range s.Nemesis {
-		p := fmt.Sprintf("nemesis[%d]", i)
-		if f.Random != nil {
-			if f.Fault != "" || f.Target != "" || f.Point != "" {
-				bad(p, "an entry is either a planned fault or a random package, not both")
-			}
-			if randoms++; randoms > 1 {
-				bad(p+".random", "only one random package per scenario")
-			}
-			s.validateRandom(p+".random", *f.Random, targets, bad)
-			continue
-		}
-		if !contains(nemesis.Kinds, f.Fault) {
-			bad(p+".fault", "unknown fault %q; valid faults: %s", f.Fault, strings.Join(nemesis.Kinds, ", "))
-		}
-		if !contains(targets, f.Target) && !s.failoverTargetNeedsReplicas(p, f.Target, bad) {
-			bad(p+".target", "no such target %q; this scenario has: %s", f.Target, strings.Join(targets, ", "))
-		}
-		switch {
-		case f.Point != "" && f.At != 0:
-			bad(p+".point", "give either at (a time) or point (a program point), not both")
-		case f.Point != "":
-			if !strings.HasPrefix(f.Target, "client-") {
-				bad(p+".point", "program points are in clients; %s is a server", f.Target)
-			}
-			if !contains(points, f.Point) {
-				bad(p+".point", "unknown program point %q; valid points for %s: %s", f.Point, s.Lock, strings.Join(points, ", "))
-			}
-		case f.At.D() >= s.Duration.D() && s.Duration != 0:
-			bad(p+".at", "%s is not before the end of the run (%s)", f.At.D(), s.Duration.D())
-		}
-		if f.Fault == nemesis.PauseFault && f.For == 0 {
-			bad(p+".for", "a pause needs a length (e.g. for: 1s)")
-		}
-		if f.Fault == nemesis.ClockFault {
-			if !strings.HasPrefix(f.Target, "client-") && s.Service() == locks.ZooKeeper {
-				bad(p+".target", "ZooKeeper under libfaketime spins at full CPU: skew a client's clock instead")
-			}
-			if f.Offset == 0 && f.Rate == 0 {
-				bad(p+".offset", "a clock fault needs an offset (e.g. offset: 2s) or a rate (e.g. rate: 1.1)")
-			}
-		} else if (f.Offset != 0 || f.Rate != 0) && f.Fault != nemesis.StrobeFault {
-			bad(p+".offset", "offset and rate belong to clock faults only")
-		}
-		if f.Rate < 0 {
-			bad(p+".rate", "a clock rate must be positive, got %v", f.Rate)
-		}
-		isClient := strings.HasPrefix(f.Target, "client-")
-		switch f.Fault {
-		case nemesis.CrashFault:
-			if isClient {
-				bad(p+".target", "crash restarts a server; to end a client use kill")
-			}
-		case nemesis.PartitionFault, nemesis.DelayFault:
-			if s.isZKServer(f.Target) && f.Fault == nemesis.PartitionFault {
-				s.validateQuorumCut(p, f, bad)
-				break
-			}
-			if s.isReplica(f.Target) && f.Fault == nemesis.PartitionFault {
-				s.validateReplicationCut(p, f, bad)
-				break
-			}
-			if !isClient {
-				bad(p+".target", "a %s acts on a client's links: target a client and list the nodes (or resource)", f.Fault)
-			}
-			links := append(append(s.NodeNames(), s.failoverNodeNames()...), "resource")
-			for _, node := range f.Nodes {
-				if !contains(links, node) {
-					bad(p+".nodes", "no such link %q; this scenario has: %s", node, strings.Join(links, ", "))
-				}
-			}
-			if f.Fault == nemesis.DelayFault && f.Latency == 0 {
-				bad(p+".latency", "a delay needs a latency (e.g. latency: 1s)")
-			}
-		case nemesis.KillFault:
-			if !isClient {
-				bad(p+".target", "kill ends a client; to kill and restart a server use crash")
-			}
-		}
-		if len(f.Nodes) > 0 && f.Fault != nemesis.PartitionFault && f.Fault != nemesis.DelayFault {
-			bad(p+".nodes", "nodes belong to partition and delay faults only")
-		}
-		if (f.Latency != 0 || f.Jitter != 0) && f.Fault != nemesis.DelayFault {
-			bad(p+".latency", "latency and jitter belong to delay faults only")
-		}
-	}
-	s.validateFailover(bad)
-	s.validateNemesisRules(bad)
-	switch s.Persistence {
-	case "", "none", "aof-everysec", "aof-always":
-		if s.Persistence != "" && s.Service() != locks.Redis {
-			bad("persistence", "applies to Redis lock nodes only")
-		}
-	default:
-		bad("persistence", "unknown mode %q; valid: none, aof-everysec, aof-always", s.Persistence)
-	}
+	s.validateNemesis(bad)
 	for name, c := range s.Clocks {
-		if !contains(s.ClientNames(), name) {
+		if !slices.Contains(s.ClientNames(), name) {
 			bad("clocks."+name, "no such client; this scenario has: %s", strings.Join(s.ClientNames(), ", "))
 		}
 		if c.Rate < 0 {
@@ -350,76 +262,103 @@ func (s *Scenario) validate() []*Error {
 		}
 	}
 	for name := range s.Expect.Registers {
-		if !contains(resource.Registers, name) {
+		if !slices.Contains(resource.Registers, name) {
 			bad("expect.registers."+name, "no such register; valid registers: %s", strings.Join(resource.Registers, ", "))
 		}
 	}
 	return errs
 }
 
-// ClientNames lists the clients, client-1 first.
-func (s *Scenario) ClientNames() []string {
-	var out []string
-	for i := 1; i <= s.Clients; i++ {
-		out = append(out, fmt.Sprintf("client-%d", i))
-	}
-	return out
-}
-
-// NodeNames lists the lock-service nodes: n1.. for Redis, zk1.. for ZooKeeper.
-func (s *Scenario) NodeNames() []string {
-	prefix := "n"
-	if s.Service() == locks.ZooKeeper {
-		prefix = "zk"
-	}
-	var out []string
-	for i := 1; i <= s.Nodes; i++ {
-		out = append(out, fmt.Sprintf("%s%d", prefix, i))
-	}
-	return out
-}
-
-// Service is what the lock's nodes run (locks.Redis or locks.ZooKeeper).
-func (s *Scenario) Service() string {
-	if d, err := locks.Get(s.Lock); err == nil && d.Service != "" {
-		return d.Service
-	}
-	return locks.Redis
-}
-
-// Leader names whichever ZooKeeper server leads when a fault strikes.
-const Leader = "leader"
-
-func (s *Scenario) targets() []string {
-	t := append(s.ClientNames(), s.NodeNames()...)
-	if s.Service() == locks.ZooKeeper {
-		t = append(t, Leader)
-	}
-	t = append(t, s.failoverTargets()...)
-	return t
-}
-
-// Role is a client's side of a read/write lock ("" for plain mutexes).
-func (s *Scenario) Role(client string) string {
-	if d, err := locks.Get(s.Lock); err != nil || !d.ReadWrite {
-		return ""
-	}
-	for i, c := range s.ClientNames() {
-		if c == client {
-			if i < s.Workload.Readers {
-				return locks.ReadRole
+// validateNemesis checks every nemesis entry against the scenario's clients and lock service:
+// what every fault needs (a target that exists, a time within the run or a program point of a
+// client, one fault per pass of a point), then what its kind needs (nemesis.Check), and random
+// packages (nemesis.CheckRandom).
+func (s *Scenario) validateNemesis(bad func(string, string, ...any)) {
+	v := s.view()
+	targets := v.names()
+	points := append([]string(nil), workloads.Points...)
+	points = append(points, s.design.Points...)
+	randoms := 0
+	atPass := map[string]int{}
+	for i, e := range s.Nemesis {
+		p := fmt.Sprintf("nemesis[%d]", i)
+		at := func(field, format string, a ...any) { bad(p+"."+field, format, a...) }
+		if e.Random != nil {
+			if e.Kind != "" || e.Target != "" || e.Point != "" {
+				bad(p, "an entry is either a planned fault or a random package, not both")
 			}
-			return locks.WriteRole
+			if randoms++; randoms > 1 {
+				bad(p+".random", "only one random package per scenario")
+			}
+			if s.plan != nil {
+				e.Random.ByKind = e.Random.Suitable(v)
+				e.Random.Nodes = s.plan.Nodes
+			}
+			nemesis.CheckRandom(*e.Random, v, targets, func(field, format string, a ...any) { bad(p+".random."+field, format, a...) })
+			continue
+		}
+		t, known := v.Target(e.Target)
+		if !known {
+			at("target", "no such target %q; this scenario has: %s", e.Target, strings.Join(targets, ", "))
+		}
+		switch {
+		case e.Point != "" && e.At != 0:
+			at("point", "give either at (a time) or point (a program point), not both")
+		case e.Point != "":
+			if known && !t.Client {
+				at("point", "program points are in clients; %s is a server", e.Target)
+			}
+			if !slices.Contains(points, e.Point) {
+				at("point", "unknown program point %q; valid points for %s: %s", e.Point, s.Lock, strings.Join(points, ", "))
+			}
+			if e.Occurrence < 1 {
+				at("occurrence", "passes count from 1, got %d", e.Occurrence)
+			}
+			key := fmt.Sprintf("%s %s %d", e.Target, e.Point, e.Occurrence)
+			if j, dup := atPass[key]; dup {
+				at("occurrence", "nemesis[%d] already acts on %s at pass %d of %s: one fault per pass", j, e.Target, e.Occurrence, e.Point)
+			} else {
+				atPass[key] = i
+			}
+		case s.Duration != 0 && e.At.D() >= s.Duration.D():
+			at("at", "%s is not before the end of the run (%s)", e.At.D(), s.Duration.D())
+		}
+		if known || e.Kind != "" {
+			nemesis.Check(e.Fault, v, at)
 		}
 	}
-	return ""
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+// view is the scenario as faults see it: its clients and its lock service's targets and links.
+type view struct{ s *Scenario }
+
+func (s *Scenario) view() view { return view{s} }
+
+func (v view) Target(name string) (nemesis.TargetInfo, bool) {
+	if slices.Contains(v.s.ClientNames(), name) {
+		return nemesis.TargetInfo{Name: name, Client: true}, true
+	}
+	if v.s.plan == nil {
+		return nemesis.TargetInfo{}, false
+	}
+	return v.s.plan.Target(name)
+}
+
+func (v view) ClientLinks() []string {
+	var out []string
+	if v.s.plan != nil {
+		out = append(out, v.s.plan.Servers...)
+	}
+	return append(out, "resource")
+}
+
+// names lists every target: clients, then the lock service's servers and roles.
+func (v view) names() []string {
+	out := v.s.ClientNames()
+	if v.s.plan != nil {
+		for _, t := range v.s.plan.Targets {
+			out = append(out, t.Name)
 		}
 	}
-	return false
+	return out
 }

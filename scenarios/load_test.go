@@ -80,7 +80,7 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 		{"clock fault without offset or rate", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s", "fault: clock\n    target: client-1\n    at: 1s"},
 			[]string{"nemesis[0].offset:", "needs an offset"}},
 		{"offset on a pause", [2]string{"    for: 1s\n", "    for: 1s\n    offset: 1s\n"},
-			[]string{"nemesis[0].offset:", "clock faults only"}},
+			[]string{"nemesis[0].offset:", "offset does not apply to a pause fault"}},
 		{"clock of an unknown client", [2]string{"duration: 2s\n", "duration: 2s\nclocks:\n  client-7: {offset: 1s}\n"},
 			[]string{"clocks.client-7:", "no such client"}},
 		{"crash of a client", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s", "fault: crash\n    target: client-1\n    at: 1s"},
@@ -96,7 +96,7 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 		{"delay without latency", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s", "fault: delay\n    target: client-1\n    nodes: [resource]\n    at: 1s"},
 			[]string{"nemesis[0].latency:", "needs a latency"}},
 		{"latency on a pause", [2]string{"    for: 1s\n", "    for: 1s\n    latency: 1s\n"},
-			[]string{"nemesis[0].latency:", "delay faults only"}},
+			[]string{"nemesis[0].latency:", "latency does not apply to a pause fault"}},
 		{"lease without ttl", [2]string{"ttl: 500ms\n", ""},
 			[]string{"ttl:", "give it a ttl"}},
 	}

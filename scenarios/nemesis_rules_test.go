@@ -28,10 +28,10 @@ func TestImpossibleSchedulesAreRefusedNamingTheLine(t *testing.T) {
 			[]string{"x.yaml:8: nemesis[0].target:", "skew a client's clock instead"}},
 		{"strobe on a ZooKeeper node", "zk", 3,
 			"  - {fault: strobe, target: zk1, at: 1s, offset: 5s, period: 1s, for: 3s}\n",
-			[]string{"x.yaml:8: nemesis[0].target:", "Redis lock node"}},
+			[]string{"x.yaml:8: nemesis[0].target:", "skew a client's clock instead"}},
 		{"strobe on a client", "set-nx-px", 1,
 			"  - {fault: strobe, target: client-1, at: 1s, offset: 5s, period: 1s}\n",
-			[]string{"nemesis[0].target:", "client-1 is not one (lock nodes: n1)"}},
+			[]string{"nemesis[0].target:", "client-1 is a client"}},
 		{"strobe faster than libfaketime reads", "set-nx-px", 1,
 			"  - fault: strobe\n    target: n1\n    at: 1s\n    offset: 5s\n    period: 200ms\n",
 			[]string{"x.yaml:12: nemesis[0].period:", "once a second"}},
@@ -40,7 +40,7 @@ func TestImpossibleSchedulesAreRefusedNamingTheLine(t *testing.T) {
 			[]string{"nemesis[0].period: a strobe needs a period", "nemesis[0].offset: a strobe needs an offset"}},
 		{"period on a pause", "set-nx-px", 1,
 			"  - {fault: pause, target: n1, at: 1s, for: 1s, period: 1s}\n",
-			[]string{"nemesis[0].period:", "strobe faults only"}},
+			[]string{"nemesis[0].period:", "period does not apply to a pause fault (it takes for)"}},
 		{"partition to nodes that do not exist", "redlock", 5,
 			"  - {fault: partition, target: client-1, nodes: [n2, n6], at: 1s}\n",
 			[]string{"x.yaml:8: nemesis[0].nodes:", `no such link "n6"`}},
@@ -52,10 +52,10 @@ func TestImpossibleSchedulesAreRefusedNamingTheLine(t *testing.T) {
 			[]string{"nemesis[0].nodes:", "cut from itself"}},
 		{"quorum cut of a standalone server", "zk", 1,
 			"  - {fault: partition, target: zk1, at: 1s}\n",
-			[]string{"nemesis[0].target:", "needs an ensemble"}},
+			[]string{"nemesis[0].target:", "zk1 has no links to other servers to cut"}},
 		{"partition of a Redis node", "set-nx-px", 1,
 			"  - {fault: partition, target: n1, at: 1s}\n",
-			[]string{"nemesis[0].target:", "acts on a client's links"}},
+			[]string{"nemesis[0].target:", "target a client and list n1 in nodes"}},
 		{"kill with a length", "set-nx-px", 1,
 			"  - {fault: kill, target: client-1, at: 1s, for: 1s}\n",
 			[]string{"nemesis[0].for:", "kill is instant"}},
@@ -82,7 +82,7 @@ func TestImpossibleSchedulesAreRefusedNamingTheLine(t *testing.T) {
 			[]string{"nemesis[0].random.max_offset:", "clock faults"}},
 		{"random clock on ZooKeeper servers", "zk", 3,
 			"  - random: {faults: [clock], targets: [zk1], interval: 1s, min_for: 100ms, max_for: 1s, max_offset: 1s}\n",
-			[]string{"nemesis[0].random.targets:", "can take a clock (clients and Redis lock nodes)"}},
+			[]string{"nemesis[0].random.targets:", "can take a clock (clients and servers whose clock can be set)"}},
 		{"random strobe", "set-nx-px", 1,
 			"  - random: {faults: [strobe], targets: [n1], interval: 1s, min_for: 100ms, max_for: 1s}\n",
 			[]string{"nemesis[0].random.faults:", `got "strobe"`}},
@@ -126,13 +126,13 @@ func TestRandomTargetsSuitEachKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := s.RandomTargets(*s.Nemesis[0].Random)
+	got := s.Nemesis[0].Random.ByKind
 	want := map[string][]string{
 		"pause": {"client-1", "n1"}, "kill": {"client-1"}, "clock": {"client-1", "n1"},
 		"crash": {"n1"}, "partition": {"client-1"}, "delay": {"client-1"},
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("RandomTargets = %v, want %v", got, want)
+		t.Fatalf("targets by kind = %v, want %v", got, want)
 	}
 }
 

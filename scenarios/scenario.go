@@ -1,47 +1,63 @@
 // Package scenarios loads and validates scenario files: which lock, how many nodes and clients,
 // the workload, the nemesis schedule, and the verdict the run is expected to reach. The *.yaml
-// files beside this code are the shipped scenarios.
+// files beside this code are the shipped scenarios. What a scenario may ask of its lock service
+// and of each fault is the service kind's (package services) and the fault kind's (package
+// nemesis) to say: the loader asks them.
 package scenarios
 
 import (
 	"fmt"
-	"strings"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/internal/yamltime"
+	"github.com/lockcheck/lockcheck/locks"
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/services"
+)
+
+// Duration and Signed are the duration types scenario files are written with.
+type (
+	Duration = yamltime.Duration
+	Signed   = yamltime.Signed
 )
 
 // Scenario is one scenario file.
 type Scenario struct {
 	Name        string   `yaml:"name"`
 	Description string   `yaml:"description"`
-	Claims      []string `yaml:"claims"` // REFERENCE.md claim ids this scenario tests (K2, A8, ...)
+	Claims      []string `yaml:"claims"` // debate claim ids this scenario tests (K2, A8, ...; docs/CLAIMS.md)
 	// Debate scenarios (scenarios/debate/) also say which side of the Kleppmann/antirez debate
 	// the observed verdict supports and, in one sentence, what was observed.
-	Supports    string                  `yaml:"supports"` // kleppmann | antirez | both | neither
-	Finding     string                  `yaml:"finding"`
-	Lock        string                  `yaml:"lock"`
-	Nodes       int                     `yaml:"nodes"` // lock-service nodes; 0 = what the design needs
-	Clients     int                     `yaml:"clients"`
-	TTL         Duration                `yaml:"ttl"`
-	Duration    Duration                `yaml:"duration"`
-	Seed        int64                   `yaml:"seed"`
-	Workload    Workload                `yaml:"workload"`
-	Clocks      map[string]ClockSetting `yaml:"clocks"`      // clients whose own clock starts skewed
-	Persistence string                  `yaml:"persistence"` // Redis lock nodes: none (default), aof-everysec, aof-always
-	// Failover (failover.go): the one Redis primary gets replicas, replicating through proxies, and
-	// Redis Sentinels that promote a replica when it dies; clients follow Sentinel.
-	Replicas  int            `yaml:"replicas"`  // data nodes n2..n(1+replicas); 0: no failover
-	Sentinels int            `yaml:"sentinels"` // sentinels s1..; default 3 when there are replicas
-	Nemesis   []Fault        `yaml:"nemesis"`
-	Expect    checker.Expect `yaml:"expect"`
+	Supports string                  `yaml:"supports"` // kleppmann | antirez | both | neither
+	Finding  string                  `yaml:"finding"`
+	Lock     string                  `yaml:"lock"`
+	Nodes    int                     `yaml:"nodes"` // lock-service nodes; 0 = what the design needs
+	Clients  int                     `yaml:"clients"`
+	TTL      Duration                `yaml:"ttl"`
+	Duration Duration                `yaml:"duration"`
+	Seed     int64                   `yaml:"seed"`
+	Workload Workload                `yaml:"workload"`
+	Clocks   map[string]ClockSetting `yaml:"clocks"` // clients whose own clock starts skewed
+	// What the lock service is asked for beyond its nodes; its kind says which it takes.
+	Persistence string     `yaml:"persistence"` // Redis lock nodes: none (default), aof-everysec, aof-always
+	Replicas    int        `yaml:"replicas"`    // Redis: replicas of the one primary, under Sentinel (failover)
+	Sentinels   int        `yaml:"sentinels"`   // Redis: sentinels watching them (default 3 with replicas)
+	Server      *yaml.Node `yaml:"server"`      // settings of the lock service's servers, by kind (e.g. tick_time)
+	// Provider says where the servers run (default: local processes); `lockcheck run
+	// --provider` overrides it.
+	Provider string         `yaml:"provider"`
+	Nemesis  []Entry        `yaml:"nemesis"`
+	Expect   checker.Expect `yaml:"expect"`
 
 	// Path is the file it was loaded from.
 	Path string `yaml:"-"`
 	// Source is the file's text, kept so a run folder holds the exact scenario it ran.
 	Source []byte `yaml:"-"`
+
+	design locks.Design
+	plan   *services.Plan
 }
 
 // Workload is how each client uses the lock (see workloads.Workload).
@@ -58,34 +74,11 @@ type Workload struct {
 	Readers        int      `yaml:"readers"`   // read/write designs: client-1..client-N read, the others write
 }
 
-// Fault is one entry of the nemesis list: either a planned fault (Fault set) or a random package
-// (Random set).
-type Fault struct {
-	Fault      string   `yaml:"fault"`      // pause | kill
-	Target     string   `yaml:"target"`     // client-N or nN
-	At         Duration `yaml:"at"`         // time from the start of the run...
-	Point      string   `yaml:"point"`      // ...or a client program point
-	Occurrence int      `yaml:"occurrence"` // which pass of the point (default 1)
-	For        Duration `yaml:"for"`        // pause length; how long a clock stays set (0: until the end)
-	Offset     Signed   `yaml:"offset"`     // clock: the target's clock becomes real time + offset...
-	Rate       float64  `yaml:"rate"`       // ...running at rate (1 = true speed)
-	Nodes      []string `yaml:"nodes"`      // partition, delay: the target client's links to these (lock nodes or "resource"; default: every lock node)
-	Latency    Duration `yaml:"latency"`    // delay: each byte the client sends is held back this long...
-	Jitter     Duration `yaml:"jitter"`     // ...give or take this much
-	Period     Duration `yaml:"period"`     // strobe: the server's clock flips between true time and offset this often
-	Random     *Random  `yaml:"random"`
-}
-
-// Random is a seeded random fault package.
-type Random struct {
-	Faults   []string `yaml:"faults"`
-	Targets  []string `yaml:"targets"`
-	Interval Duration `yaml:"interval"`
-	MinFor   Duration `yaml:"min_for"`
-	MaxFor   Duration `yaml:"max_for"`
-	// MaxOffset bounds random clock steps (drawn from ±max_offset); MaxLatency random delays.
-	MaxOffset  Duration `yaml:"max_offset"`
-	MaxLatency Duration `yaml:"max_latency"`
+// Entry is one entry of the nemesis list: a planned fault (its fields written inline) or a random
+// package.
+type Entry struct {
+	nemesis.Fault `yaml:",inline"`
+	Random        *nemesis.Random `yaml:"random"`
 }
 
 // ClockSetting is a client clock's start: offset from real time and rate (1 = true speed).
@@ -94,48 +87,65 @@ type ClockSetting struct {
 	Rate   float64 `yaml:"rate"`
 }
 
-// Signed is a duration that may be negative ("-2s"), for clock offsets.
-type Signed time.Duration
+// Design is the scenario's lock design.
+func (s *Scenario) Design() locks.Design { return s.design }
 
-// D returns the time.Duration.
-func (d Signed) D() time.Duration { return time.Duration(d) }
+// Plan is the scenario's lock service, laid out: node names, targets, links.
+func (s *Scenario) Plan() *services.Plan { return s.plan }
 
-// UnmarshalYAML parses "-500ms"-style text.
-func (d *Signed) UnmarshalYAML(n *yaml.Node) error {
-	v, err := parseDuration(n)
-	*d = Signed(v)
-	return err
+// Service is the kind of lock service the design runs on.
+func (s *Scenario) Service() string { return s.design.ServiceName() }
+
+// ClientNames lists the clients, client-1 first.
+func (s *Scenario) ClientNames() []string {
+	var out []string
+	for i := 1; i <= s.Clients; i++ {
+		out = append(out, fmt.Sprintf("client-%d", i))
+	}
+	return out
 }
 
-func parseDuration(n *yaml.Node) (time.Duration, error) {
-	if n.Kind != yaml.ScalarNode {
-		return 0, fmt.Errorf("line %d: want a duration such as 500ms or 2s", n.Line)
+// NodeNames lists the lock nodes (n1.. for Redis, zk1.. for ZooKeeper, ...).
+func (s *Scenario) NodeNames() []string {
+	if s.plan == nil {
+		return nil
 	}
-	v, err := time.ParseDuration(strings.TrimSpace(n.Value))
-	if err != nil {
-		return 0, fmt.Errorf("line %d: %q is not a duration (write it like 500ms or 2s)", n.Line, n.Value)
-	}
-	return v, nil
+	return append([]string(nil), s.plan.Nodes...)
 }
 
-// Duration is a time.Duration written as in Go ("500ms", "2s").
-type Duration time.Duration
-
-// D returns the time.Duration.
-func (d Duration) D() time.Duration { return time.Duration(d) }
-
-// UnmarshalYAML parses "500ms"-style text; a bare number is refused because its unit is a guess.
-func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	v, err := parseDuration(n)
-	if err != nil {
-		return err
+// Role is a client's side of a read/write lock ("" for plain mutexes).
+func (s *Scenario) Role(client string) string {
+	if !s.design.ReadWrite {
+		return ""
 	}
-	if v < 0 {
-		return fmt.Errorf("line %d: duration %s is negative", n.Line, n.Value)
+	for i, c := range s.ClientNames() {
+		if c == client {
+			if i < s.Workload.Readers {
+				return locks.ReadRole
+			}
+			return locks.WriteRole
+		}
 	}
-	*d = Duration(v)
-	return nil
+	return ""
 }
 
-// MarshalYAML writes the duration back as text.
-func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+// Schedule is what the scenario asks of the nemesis.
+func (s *Scenario) Schedule() nemesis.Schedule {
+	var sch nemesis.Schedule
+	for _, e := range s.Nemesis {
+		if r := e.Random; r != nil {
+			rc := *r
+			rc.Seed = s.Seed
+			sch.Random = &rc
+			continue
+		}
+		sch.Faults = append(sch.Faults, e.Fault)
+	}
+	return sch
+}
+
+// Spec is what the scenario asks of its lock service.
+func (s *Scenario) Spec() services.Spec {
+	return services.Spec{Design: s.design, Nodes: s.Nodes, Replicas: s.Replicas, Sentinels: s.Sentinels,
+		Persistence: s.Persistence, Server: s.Server, TTL: s.TTL.D(), Duration: s.Duration.D()}
+}

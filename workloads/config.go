@@ -52,20 +52,18 @@ type StopAt struct {
 
 // Config is everything a worker needs, sent as its first line of input.
 type Config struct {
-	Client   string        `json:"client"`
-	Lock     string        `json:"lock"`
-	Nodes    []string      `json:"nodes"`    // lock nodes, through this client's proxies
-	Resource string        `json:"resource"` // the protected resource, through this client's proxy
-	Key      string        `json:"key"`
-	TTL      time.Duration `json:"ttl"`
-	Workload Workload      `json:"workload"`
-	StopAt   []StopAt      `json:"stop_at,omitempty"`
-	Clock    ClockSetting  `json:"clock"`
-	Role     string        `json:"role,omitempty"` // "read" or "write" for read/write designs: readers only read
-	Seed     int64         `json:"seed"`
-	// Sentinel is set when the lock's Redis runs under Sentinel (a primary with replicas): the
-	// lock follows Sentinel, reaching sentinels and data nodes through this client's proxies.
-	Sentinel *locks.SentinelEnv `json:"sentinel,omitempty"`
+	Client string `json:"client"`
+	Lock   string `json:"lock"`
+	// Endpoints are the lock service as this client reaches it: through its own links.
+	Endpoints locks.Endpoints `json:"endpoints"`
+	Resource  string          `json:"resource"` // the protected resource, through this client's link
+	Key       string          `json:"key"`
+	TTL       time.Duration   `json:"ttl"`
+	Workload  Workload        `json:"workload"`
+	StopAt    []StopAt        `json:"stop_at,omitempty"`
+	Clock     ClockSetting    `json:"clock"`
+	Role      string          `json:"role,omitempty"` // "read" or "write" for read/write designs: readers only read
+	Seed      int64           `json:"seed"`
 }
 
 // ClockSetting is a client clock's offset from real time and its rate (0 or 1: true speed).

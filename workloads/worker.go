@@ -90,9 +90,8 @@ func newWorker(cfg Config, out io.Writer, logger *slog.Logger) (*worker, error) 
 		clock:  clock.NewSkewed(cfg.Clock.Offset, cfg.Clock.Rate),
 	}
 	w.lock, err = design.New(locks.Env{
-		Client: cfg.Client, Nodes: cfg.Nodes, Key: cfg.Key, TTL: cfg.TTL,
-		Timeout: cfg.Workload.Timeout, Point: w.point, Clock: w.clock, Role: cfg.Role,
-		Sentinel: cfg.Sentinel,
+		Client: cfg.Client, Nodes: cfg.Endpoints.Nodes, Params: cfg.Endpoints.Params, Sentinel: cfg.Endpoints.Sentinel,
+		Key: cfg.Key, TTL: cfg.TTL, Timeout: cfg.Workload.Timeout, Point: w.point, Clock: w.clock, Role: cfg.Role,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("worker %s: build lock %s: %w", cfg.Client, cfg.Lock, err)

@@ -10,12 +10,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/locks"
+	"github.com/lockcheck/lockcheck/providers"
+	"github.com/lockcheck/lockcheck/providers/local"
 	"github.com/lockcheck/lockcheck/resource"
 	"github.com/lockcheck/lockcheck/runner"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/services/redis"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -43,12 +45,20 @@ func harnessOverhead(ctx context.Context, c config) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	cl, err := cluster.Start(ctx, cluster.Options{Dir: tmp, LockNodes: 1})
+	prov, err := local.New(providers.Options{Dir: tmp})
 	if err != nil {
 		return "", err
 	}
-	defer cl.Stop()
-	lockAddr, resAddr := cl.Nodes[0].Addr, cl.Resource.Addr
+	defer prov.Close()
+	lockNode, err := redis.StartServer(ctx, prov, "n1", true)
+	if err != nil {
+		return "", err
+	}
+	resNode, err := redis.StartServer(ctx, prov, "resource", false)
+	if err != nil {
+		return "", err
+	}
+	lockAddr, resAddr := lockNode.Addr(redis.ClientPort), resNode.Addr(redis.ClientPort)
 
 	var plain, worker, full []float64
 	for round := 1; round <= c.overheadRuns && ctx.Err() == nil; round++ {
@@ -181,7 +191,7 @@ func workerLoop(exe, lockAddr, resAddr, key, historyPath string, d time.Duration
 		return 0, err
 	}
 	cfg := workloads.Config{
-		Client: "client-1", Lock: overheadLock, Nodes: []string{lockAddr}, Resource: resAddr, Key: key,
+		Client: "client-1", Lock: overheadLock, Endpoints: locks.Endpoints{Nodes: []string{lockAddr}}, Resource: resAddr, Key: key,
 		TTL: 10 * time.Second, Seed: 1,
 		Workload: workloads.Workload{AcquireTimeout: 2 * time.Second, BackoffMin: 5 * time.Millisecond,
 			BackoffMax: 20 * time.Millisecond, Timeout: time.Second},

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/debate"
 	"github.com/lockcheck/lockcheck/junit"
 	"github.com/lockcheck/lockcheck/runner"
@@ -32,7 +31,7 @@ running with --count 10 --seeds 20 --record FILE.`,
 			if err != nil {
 				return &exitError{exitHarness, err}
 			}
-			if err := cluster.CheckBinaries(); err != nil {
+			if err := runner.CheckMachine(); err != nil {
 				return &exitError{exitHarness, err}
 			}
 			w := cmd.OutOrStdout()

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/junit"
 	"github.com/lockcheck/lockcheck/matrix"
 	"github.com/lockcheck/lockcheck/runner"
@@ -41,7 +40,7 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 			if err := o.Validate(); err != nil {
 				return &exitError{exitHarness, err}
 			}
-			if err := cluster.CheckBinaries(); err != nil {
+			if err := runner.CheckMachine(); err != nil {
 				return &exitError{exitHarness, err}
 			}
 			out := cmd.OutOrStdout()

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockcheck/lockcheck/checker"
-	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/junit"
 	"github.com/lockcheck/lockcheck/runner"
 	"github.com/lockcheck/lockcheck/scenarios"
@@ -35,7 +34,7 @@ scenario's expect block. The run folder keeps the history, verdict.json, the sce
 			if err != nil {
 				return &exitError{exitHarness, err}
 			}
-			if err := cluster.CheckBinaries(); err != nil {
+			if err := runner.CheckMachine(); err != nil {
 				return &exitError{exitHarness, err}
 			}
 			opts := runner.Options{ResultsDir: resultsDir, Logger: logger(cmd)}

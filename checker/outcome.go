@@ -1,0 +1,161 @@
+package checker
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Outcome is a verdict in one word. It is the one rule every report of a run uses — the run
+// output, report.html, the matrix and the debate.
+type Outcome string
+
+const (
+	// Safe: mutual exclusion held and the unfenced register (what the lock alone gives) lost
+	// nothing.
+	Safe Outcome = "safe"
+	// Rescued: the lock failed (double ownership, or the unfenced register lost data), but a
+	// register that checks fencing tokens or the lock's value kept the data correct.
+	Rescued Outcome = "rescued"
+	// Unsafe: the lock failed and nothing the design offers kept the data correct.
+	Unsafe Outcome = "unsafe"
+	// Stuck: safe, but the lock was never freed again while someone wanted it.
+	Stuck Outcome = "stuck"
+	// Inconclusive: the run proves nothing (no client ever held the lock).
+	Inconclusive Outcome = "inconclusive"
+)
+
+// Outcomes lists the outcomes from worst to best: the order a summary of several runs breaks ties
+// in, and the order a gate ranks them.
+var Outcomes = []Outcome{Unsafe, Inconclusive, Stuck, Rescued, Safe}
+
+// Judgement is a verdict's outcome and what decided it.
+type Judgement struct {
+	Outcome Outcome
+	// LockFailed: two clients believed they held the lock at once, or the unfenced register lost
+	// data (DataLost).
+	LockFailed bool
+	DataLost   bool
+	// Rescuers are the registers that check tokens (or the lock's value) and stayed correct while
+	// the lock failed; Failed are the registers that lost data or were not linearizable.
+	Rescuers []string
+	Failed   []string
+}
+
+// unfencedRegister is the register that checks nothing: what the lock alone gives.
+const unfencedRegister = "unfenced"
+
+// Intact reports whether a register kept its data correct: not found non-linearizable, and no
+// acknowledged update missing from its final value.
+func (r RegisterVerdict) Intact() bool {
+	return r.Linearizable != No && !(r.LostUpdatesKnown && r.LostUpdates > 0)
+}
+
+// Judge gives the verdict's outcome.
+func Judge(v Verdict) Judgement {
+	var j Judgement
+	u, ok := v.Registers[unfencedRegister]
+	j.DataLost = ok && !u.Intact()
+	j.LockFailed = !v.MutualExclusion.Holds || j.DataLost
+	for _, name := range sortedNames(v.Registers) {
+		r := v.Registers[name]
+		if !r.Applicable {
+			continue
+		}
+		switch {
+		case !r.Intact():
+			j.Failed = append(j.Failed, name)
+		case name != unfencedRegister && j.LockFailed:
+			j.Rescuers = append(j.Rescuers, name)
+		}
+	}
+	switch {
+	case v.Liveness.Acquisitions == 0 && !j.LockFailed:
+		j.Outcome = Inconclusive
+	case !j.LockFailed && v.Liveness.Stuck:
+		j.Outcome = Stuck
+	case !j.LockFailed:
+		j.Outcome = Safe
+	case len(j.Rescuers) > 0:
+		j.Outcome = Rescued
+	default:
+		j.Outcome = Unsafe
+	}
+	return j
+}
+
+// Headline is the verdict in a few words.
+func Headline(v Verdict) string {
+	j := Judge(v)
+	switch j.Outcome {
+	case Inconclusive:
+		return "Inconclusive: no client ever acquired the lock, so the run shows nothing"
+	case Stuck:
+		return "Safe, but the lock got stuck"
+	case Safe:
+		return "Safe: mutual exclusion held and no update was lost"
+	}
+	s := "Unsafe: the protected data lost updates"
+	if !v.MutualExclusion.Holds {
+		s = "Unsafe: two clients believed they held the lock at the same time"
+	}
+	if j.Outcome == Rescued {
+		s += "; fencing kept the data correct (" + strings.Join(j.Rescuers, ", ") + ")"
+	}
+	return s
+}
+
+// Short is the verdict in one line, register by register: "double ownership (2 window(s), 1.1s);
+// unfenced lost 1 update(s); fenced-rw ok (1 stale rejected)". The matrix's cells and the
+// debate's rows show it.
+func Short(v Verdict) string {
+	var parts []string
+	if v.MutualExclusion.Holds {
+		parts = append(parts, "mutual exclusion held")
+	} else {
+		parts = append(parts, fmt.Sprintf("double ownership (%d window(s), %s)",
+			len(v.MutualExclusion.Windows), v.MutualExclusion.TotalOverlap.Round(time.Millisecond)))
+	}
+	names := sortedNames(v.Registers)
+	sort.SliceStable(names, func(i, j int) bool { return registerOrder(names[i]) < registerOrder(names[j]) })
+	for _, name := range names {
+		r := v.Registers[name]
+		if !r.Applicable {
+			continue
+		}
+		s := name + " "
+		switch {
+		case r.Linearizable == No && r.LostUpdates > 0:
+			s += fmt.Sprintf("lost %d update(s)", r.LostUpdates)
+		case r.Linearizable == No:
+			s += "not linearizable"
+		case r.Linearizable == Unknown:
+			s += "undecided"
+		default:
+			s += "ok"
+		}
+		if n := r.StaleRejected(); n > 0 {
+			s += fmt.Sprintf(" (%d stale rejected)", n)
+		}
+		parts = append(parts, s)
+	}
+	if v.Liveness.Stuck {
+		parts = append(parts, fmt.Sprintf("lock stuck for %s", v.Liveness.StuckFor.Round(100*time.Millisecond)))
+	}
+	if v.Liveness.Acquisitions == 0 {
+		parts = append(parts, "no acquisition")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// registerOrder lists the shipped registers in the order they protect more (unfenced first);
+// others after them, alphabetically.
+func registerOrder(name string) string {
+	for i, n := range []string{unfencedRegister, "fenced-write", "fenced-rw", "cas-random"} {
+		if n == name {
+			return fmt.Sprint(i)
+		}
+	}
+	return "9" + name
+}

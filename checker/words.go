@@ -1,0 +1,126 @@
+package checker
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Sentences says the verdict in words, one fact per sentence: who overlapped and for how long,
+// what each register lost or rejected, how available the lock was.
+func Sentences(v Verdict) []string {
+	var out []string
+	out = append(out, overlapSentences(v.MutualExclusion)...)
+	names := make([]string, 0, len(v.Registers))
+	for n := range v.Registers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		out = append(out, registerSentence(n, v.Registers[n]))
+	}
+	return append(out, livenessSentence(v.Liveness))
+}
+
+func overlapSentences(m MutualExclusion) []string {
+	if m.Holds {
+		return []string{"No two clients ever believed they held the lock at the same time."}
+	}
+	type pairTotal struct {
+		pair    [2]string
+		total   time.Duration
+		windows int
+		first   time.Duration
+	}
+	var pairs []*pairTotal
+	byPair := map[[2]string]*pairTotal{}
+	for _, w := range m.Windows {
+		p := byPair[w.Clients]
+		if p == nil {
+			p = &pairTotal{pair: w.Clients, first: w.Offset}
+			byPair[w.Clients] = p
+			pairs = append(pairs, p)
+		}
+		p.total += w.Length
+		p.windows++
+	}
+	var out []string
+	for _, p := range pairs {
+		s := fmt.Sprintf("%s and %s both believed they held the lock for %s", p.pair[0], p.pair[1], Human(p.total))
+		if p.windows > 1 {
+			s += fmt.Sprintf(" in %d windows, the first", p.windows)
+		}
+		out = append(out, s+fmt.Sprintf(" at %s.", Seconds(p.first)))
+	}
+	if len(pairs) > 1 {
+		out = append(out, fmt.Sprintf("In all, at least two clients held the lock at once for %s.", Human(m.TotalOverlap)))
+	}
+	return out
+}
+
+func registerSentence(name string, r RegisterVerdict) string {
+	if !r.Applicable {
+		return fmt.Sprintf("%s was not used: the lock hands out no fencing token.", name)
+	}
+	var facts []string
+	switch {
+	case !r.LostUpdatesKnown:
+		facts = append(facts, "its final value was never read")
+	case r.LostUpdates > 0:
+		facts = append(facts, fmt.Sprintf("lost %s (%d acknowledged, final value %d)", plural(r.LostUpdates, "update"), r.AckedIncrements, deref(r.Final)))
+	default:
+		facts = append(facts, "lost nothing")
+	}
+	if r.WritesRejected > 0 || r.ReadsRejected > 0 {
+		facts = append(facts, "rejected "+rejections(r))
+	}
+	if r.WritesUnknown > 0 {
+		facts = append(facts, plural(r.WritesUnknown, "write")+" of unknown outcome")
+	}
+	lin := map[string]string{
+		Yes: "stayed linearizable",
+		No:  "was not linearizable",
+	}[r.Linearizable]
+	if lin == "" {
+		lin = "could not be judged for linearizability in time"
+	}
+	return fmt.Sprintf("%s %s, and %s.", name, strings.Join(facts, ", "), lin)
+}
+
+func rejections(r RegisterVerdict) string {
+	var parts []string
+	if r.WritesRejected > 0 {
+		parts = append(parts, plural(r.WritesRejected, "stale write"))
+	}
+	if r.ReadsRejected > 0 {
+		parts = append(parts, plural(r.ReadsRejected, "stale read"))
+	}
+	return strings.Join(parts, " and ")
+}
+
+func livenessSentence(l Liveness) string {
+	if l.Acquisitions == 0 {
+		return "No client ever acquired the lock."
+	}
+	s := fmt.Sprintf("%s (%s); acquire latency p50 %s, p99 %s; the longest time someone waited while nobody held the lock was %s",
+		plural(l.Acquisitions, "acquisition"), plural(l.AcquireFailures, "failed attempt"),
+		Human(l.AcquireLatencyP50), Human(l.AcquireLatencyP99), Human(l.LongestUnavailable))
+	if l.LongestUnavailable > 0 {
+		s += " at " + Seconds(l.LongestUnavailableOffset)
+	}
+	if l.Stuck {
+		return s + fmt.Sprintf(". The lock was stuck: nobody could take it for the last %s.", Human(l.StuckFor))
+	}
+	return s + "."
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// Seconds writes an offset from the run's start: "1.52 s".
+func Seconds(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }

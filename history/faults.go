@@ -1,0 +1,102 @@
+package history
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Fault is one nemesis action over time, from its invoke to its completion (the heal), as a
+// history records it.
+type Fault struct {
+	Kind    string   // the nemesis's "f": pause, kill, clock, crash, partition, delay, strobe, or any newer kind
+	Target  string   // what it acted on
+	Nodes   []string // partition, delay: the links it touched
+	Point   string   // the program point it was triggered at, if any
+	Start   int64    // CLOCK_MONOTONIC of the invoke
+	End     int64    // of the completion; = Start for an instant action (kill)
+	Open    bool     // never completed: it lasted until the end of the run
+	Offset  int64    // clock, strobe: offset (ns) set
+	Rate    float64  // clock: rate set
+	Latency int64    // delay: latency (ns)
+	Error   string   // a completion that reported trouble (healing failed)
+}
+
+// Faults pairs the nemesis's invokes with their completions by kind and op. A fault that failed
+// to start never happened and is left out; one never completed runs to the end of the run. Kinds
+// are not interpreted, so a new kind of fault shows up without changes here — except a clock set
+// with no length, whose completion says the clock stays set: it lasts until the target's clock is
+// set again or reset at heal.
+func Faults(events []Event) []Fault {
+	events = sortedByTime(events)
+	end := runEnd(events)
+	var out []Fault
+	open := map[string]int{}   // f + op → index in out
+	skewed := map[string]int{} // target → index of the clock fault still in force
+	endSkew := func(target string, t int64) {
+		if i, ok := skewed[target]; ok {
+			out[i].End, out[i].Open = max(t, out[i].Start), false
+			delete(skewed, target)
+		}
+	}
+	for _, e := range events {
+		if e.Process != Nemesis {
+			continue
+		}
+		key := fmt.Sprintf("%s/%d", e.F, e.Op)
+		switch e.Type {
+		case Invoke:
+			if e.F == Clock {
+				endSkew(e.Target, e.Time)
+			}
+			latency := e.Latency
+			if e.F == Delay && latency == 0 {
+				latency = e.Offset // written before Latency existed
+			}
+			open[key] = len(out)
+			out = append(out, Fault{Kind: e.F, Target: e.Target, Nodes: e.Nodes, Point: e.Point,
+				Start: e.Time, End: end, Open: true, Offset: e.Offset, Rate: e.Rate, Latency: latency})
+		case OK, Info, Fail:
+			i, ok := open[key]
+			if !ok {
+				continue // a fault that failed to start: its only record is this completion
+			}
+			delete(open, key)
+			if e.F == Clock && e.Type == OK && (e.Offset != 0 || (e.Rate != 0 && e.Rate != 1)) {
+				skewed[e.Target] = i // still set: open until reset
+				continue
+			}
+			out[i].End, out[i].Open = max(e.Time, out[i].Start), false
+			if e.Type != OK {
+				out[i].Error = e.Error
+			}
+		case Note:
+			if e.F == Clock {
+				endSkew(e.Target, e.Time) // reset at heal
+			}
+		}
+	}
+	return out
+}
+
+func sortedByTime(events []Event) []Event {
+	if sort.SliceIsSorted(events, func(i, j int) bool { return events[i].Time < events[j].Time }) {
+		return events
+	}
+	c := append([]Event(nil), events...)
+	Sort(c)
+	return c
+}
+
+// runEnd is the end note's time, or the last event's.
+func runEnd(events []Event) int64 {
+	if len(events) == 0 {
+		return 0
+	}
+	end := events[len(events)-1].Time
+	for _, e := range events {
+		if e.Process == Controller && e.Type == Note && e.F == End {
+			end = e.Time
+		}
+	}
+	return end
+}

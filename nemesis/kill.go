@@ -1,0 +1,43 @@
+package nemesis
+
+// Kill: SIGKILL of a client — a crash with no chance to clean up or release. The client stays
+// dead; servers are killed and brought back by crash.
+
+import (
+	"math/rand/v2"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+var killKind = &Kind{
+	Name:    history.Kill,
+	Summary: "end a client at once (SIGKILL): it never releases what it holds",
+	Takes:   []string{"for"}, // refused by Check with a better word than "does not apply"
+	Colour:  "#d62728",
+	Check: func(f Fault, v View, bad Report) {
+		if t, ok := v.Target(f.Target); ok && !t.Client {
+			bad("target", "kill ends a client; to kill and restart a server use crash")
+		}
+		if f.For != 0 {
+			bad("for", "a kill is instant and a client stays dead; to bring a server back use crash")
+		}
+	},
+	Suits:     func(t TargetInfo) bool { return t.Client },
+	SuitsWhom: "clients only",
+	Draw:      func(f *Fault, _ Random, _ *rand.Rand) { f.For = 0 },
+	Apply:     (*Nemesis).kill,
+	Label:     baseLabel,
+}
+
+func (n *Nemesis) kill(f Fault, _ bool) {
+	op := n.nextOp()
+	start := n.begin(f, op)
+	start.Duration = 0
+	n.stamp(start)
+	end := n.end(f, op)
+	end.Point = f.Point
+	if err := n.target(f.Target).Kill(); err != nil {
+		end.Type, end.Error = history.Fail, err.Error()
+	}
+	n.stamp(end)
+}

@@ -1,0 +1,162 @@
+package local
+
+// A relay sits between a proxy and one server port on every path between two servers. It does
+// two things a proxy alone cannot:
+//
+//   - A proxy accepts a connection before it dials the server behind it. A server dialing a peer
+//     that has not bound its port yet (a newly elected ZooKeeper leader, a restarting primary)
+//     would be refused and retry; through a proxy it is accepted, then closed, which it may take for
+//     a failed peer (ZooKeeper followers then go back to electing while the leader waits initLimit
+//     ticks for them: 5 s lost, observed). The relay keeps dialing a refusing port for up to a
+//     second, as the server would have.
+//   - Some protocols announce the sender's own address in their first message and the receiver
+//     dials it back (ZooKeeper's election, to the lower id's real port, around every proxy). With
+//     the port's Hello function the relay rewrites that address to the proxy through which the
+//     receiver must call back.
+
+import (
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// dialFor is how long a relay keeps dialing a server port that refuses.
+const dialFor = time.Second
+
+type relay struct {
+	ln     net.Listener
+	target func() string // the server port's current address
+	hello  func(r io.Reader, callback string) ([]byte, error)
+
+	mu       sync.Mutex
+	callback string
+	conns    map[net.Conn]struct{}
+	closed   bool
+	wg       sync.WaitGroup
+}
+
+func newRelay(target func() string, hello func(io.Reader, string) ([]byte, error)) (*relay, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	r := &relay{ln: ln, target: target, hello: hello, conns: map[net.Conn]struct{}{}}
+	r.wg.Add(1)
+	go r.serve()
+	return r, nil
+}
+
+// Addr is where the relay listens.
+func (r *relay) Addr() string { return r.ln.Addr().String() }
+
+func (r *relay) setCallback(addr string) {
+	r.mu.Lock()
+	r.callback = addr
+	r.mu.Unlock()
+}
+
+func (r *relay) serve() {
+	defer r.wg.Done()
+	for {
+		c, err := r.ln.Accept()
+		if err != nil {
+			return
+		}
+		if !r.track(c) {
+			c.Close()
+			return
+		}
+		r.wg.Add(1)
+		go r.handle(c)
+	}
+}
+
+// track remembers c for close; false once the relay is closed.
+func (r *relay) track(c net.Conn) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return false
+	}
+	r.conns[c] = struct{}{}
+	return true
+}
+
+func (r *relay) untrack(c net.Conn) {
+	c.Close()
+	r.mu.Lock()
+	delete(r.conns, c)
+	r.mu.Unlock()
+}
+
+func (r *relay) isClosed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
+}
+
+// dial connects to the target, retrying a refusal for up to dialFor.
+func (r *relay) dial() (net.Conn, error) {
+	deadline := time.Now().Add(dialFor)
+	for {
+		up, err := net.DialTimeout("tcp", r.target(), time.Second)
+		if err == nil || !time.Now().Before(deadline) || r.isClosed() {
+			return up, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (r *relay) handle(down net.Conn) {
+	defer r.wg.Done()
+	defer r.untrack(down)
+	up, err := r.dial()
+	if err != nil {
+		return // the server is down: the caller sees the connection close
+	}
+	if !r.track(up) {
+		up.Close()
+		return
+	}
+	defer r.untrack(up)
+
+	if r.hello != nil {
+		r.mu.Lock()
+		callback := r.callback
+		r.mu.Unlock()
+		_ = down.SetReadDeadline(time.Now().Add(10 * time.Second))
+		first, err := r.hello(down, callback)
+		if err != nil {
+			return
+		}
+		_ = down.SetReadDeadline(time.Time{})
+		if _, err := up.Write(first); err != nil {
+			return
+		}
+	}
+	done := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(up, down); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(down, up); done <- struct{}{} }()
+	<-done
+	// One side is gone: so is the connection. Closing both ends the other copy.
+	up.Close()
+	down.Close()
+	<-done
+}
+
+// close stops accepting, closes every connection and waits for the relay's goroutines.
+func (r *relay) close() {
+	r.mu.Lock()
+	r.closed = true
+	conns := make([]net.Conn, 0, len(r.conns))
+	for c := range r.conns {
+		conns = append(conns, c)
+	}
+	r.mu.Unlock()
+	r.ln.Close()
+	for _, c := range conns {
+		c.Close()
+	}
+	r.wg.Wait()
+}

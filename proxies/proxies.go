@@ -1,0 +1,262 @@
+// Package proxies puts an in-process toxiproxy proxy on every link a fault may act on: each
+// client's link to each server, and (on the local provider) each path between two servers. One
+// proxy per (from, to, port) makes asymmetric partitions possible: cutting client-1's link to n3
+// leaves client-2's alone. A run has one Set.
+package proxies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/rs/zerolog"
+)
+
+// Set is every proxy of a run, on one in-process toxiproxy server.
+type Set struct {
+	toxi    *toxiproxy.ApiServer
+	stopped atomic.Bool
+
+	mu    sync.Mutex
+	links []*Link
+	byKey map[key]*Link
+}
+
+type key struct{ from, to, port string }
+
+// New makes an empty set.
+func New() *Set {
+	return &Set{
+		toxi:  toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop()),
+		byKey: map[key]*Link{},
+	}
+}
+
+// Link is one proxy: the path from one process (a client, or a server) to one port of a server.
+// Whoever is on the from side dials Addr, never the server itself, so a fault on the link is seen
+// by that side only.
+type Link struct {
+	From, To, Port string
+
+	addr     string
+	upstream string
+	proxy    *toxiproxy.Proxy
+	stopped  *atomic.Bool // the set's: set by Stop
+
+	mu  sync.Mutex
+	cut bool
+}
+
+// Add creates and starts the proxy from -> to (port) forwarding to upstream. port may be empty for
+// a link to a server's only port. A second Add of the same (from, to, port) is an error.
+func (s *Set) Add(from, to, port, upstream string) (*Link, error) {
+	if from == "" || to == "" {
+		return nil, fmt.Errorf("proxies: link %q -> %q: both ends need a name", from, to)
+	}
+	k := key{from, to, port}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped.Load() {
+		return nil, errors.New("proxies: set stopped")
+	}
+	if s.byKey[k] != nil {
+		return nil, fmt.Errorf("proxies: link %s already exists", name(k))
+	}
+	p := toxiproxy.NewProxy(s.toxi, name(k), "127.0.0.1:0", upstream)
+	if err := s.toxi.Collection.Add(p, true); err != nil {
+		return nil, fmt.Errorf("proxy %s: %w", name(k), err)
+	}
+	p.Lock()
+	addr := p.Listen // the real address, set by the first start; a Heal binds it again
+	p.Unlock()
+	l := &Link{From: from, To: to, Port: port, addr: addr, upstream: upstream, proxy: p, stopped: &s.stopped}
+	s.links = append(s.links, l)
+	s.byKey[k] = l
+	return l, nil
+}
+
+// AddLink is Add returning only the address (providers.LinkAdder).
+func (s *Set) AddLink(from, to, port, upstream string) (string, error) {
+	l, err := s.Add(from, to, port, upstream)
+	if err != nil {
+		return "", err
+	}
+	return l.Addr(), nil
+}
+
+func name(k key) string {
+	n := k.from + "->" + k.to
+	if k.port != "" {
+		n += " " + k.port
+	}
+	return n
+}
+
+// Link returns the proxy from -> to (port), or nil.
+func (s *Set) Link(from, to, port string) *Link {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.byKey[key{from, to, port}]
+}
+
+// From returns every link whose from side is from, in the order they were added.
+func (s *Set) From(from string) []*Link {
+	return s.filter(func(l *Link) bool { return l.From == from })
+}
+
+// Between returns every link between a and b, both directions.
+func (s *Set) Between(a, b string) []*Link {
+	return s.filter(func(l *Link) bool { return (l.From == a && l.To == b) || (l.From == b && l.To == a) })
+}
+
+// All returns every link, in the order they were added.
+func (s *Set) All() []*Link { return s.filter(func(*Link) bool { return true }) }
+
+func (s *Set) filter(keep func(*Link) bool) []*Link {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*Link
+	for _, l := range s.links {
+		if keep(l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Peers returns the names linked with a (either direction), sorted.
+func (s *Set) Peers(a string) []string {
+	seen := map[string]bool{}
+	for _, l := range s.All() {
+		switch a {
+		case l.From:
+			seen[l.To] = true
+		case l.To:
+			seen[l.From] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// CutBetween cuts every link between a and b, both ways.
+func (s *Set) CutBetween(a, b string) error {
+	links := s.Between(a, b)
+	if len(links) == 0 {
+		return fmt.Errorf("proxies: no link between %s and %s", a, b)
+	}
+	var errs []error
+	for _, l := range links {
+		errs = append(errs, l.Cut())
+	}
+	return errors.Join(errs...)
+}
+
+// HealBetween heals every link between a and b and removes their toxics.
+func (s *Set) HealBetween(a, b string) error {
+	var errs []error
+	for _, l := range s.Between(a, b) {
+		errs = append(errs, l.RemoveToxics(), l.Heal())
+	}
+	return errors.Join(errs...)
+}
+
+// Stop heals every link (removes its toxics, which may be holding data), stops every proxy and
+// the set. Later Adds and Heals fail. Idempotent.
+func (s *Set) Stop() error {
+	s.mu.Lock()
+	s.stopped.Store(true)
+	links := append([]*Link(nil), s.links...)
+	s.mu.Unlock()
+	for _, l := range links {
+		l.removeToxics()
+		// Under the link's lock: a concurrent Heal either finished before or sees stopped.
+		l.mu.Lock()
+		l.proxy.Stop()
+		l.cut = true
+		l.mu.Unlock()
+	}
+	return s.toxi.Collection.Clear()
+}
+
+// Addr is the 127.0.0.1:port the from side dials (the proxy's listen address). It never changes.
+func (l *Link) Addr() string { return l.addr }
+
+// Upstream is the address the link forwards to.
+func (l *Link) Upstream() string { return l.upstream }
+
+// Name is the proxy's name, "from->to" or "from->to port".
+func (l *Link) Name() string { return l.proxy.Name }
+
+// IsCut reports whether the link is cut.
+func (l *Link) IsCut() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cut
+}
+
+// Cut stops the proxy: its listener closes (new connections are refused) and every connection
+// through it is closed (the from side sees a reset or EOF). Idempotent.
+func (l *Link) Cut() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.proxy.Stop()
+	l.cut = true
+	return nil
+}
+
+// Heal starts the proxy again on the same port. If another process took the port meanwhile it
+// retries for a second, then fails. Idempotent.
+func (l *Link) Heal() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped.Load() {
+		return fmt.Errorf("heal %s: proxies stopped", l.proxy.Name)
+	}
+	var err error
+	for i := 0; i < 20; i++ {
+		// Listen still holds the address of the first start, so the same port is bound again.
+		err = l.proxy.Start()
+		if err == nil || errors.Is(err, toxiproxy.ErrProxyAlreadyStarted) {
+			l.cut = false
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("heal %s on %s: %w", l.proxy.Name, l.addr, err)
+}
+
+// AddToxic adds a toxic described in toxiproxy's JSON form, e.g.
+// {"type":"latency","stream":"downstream","attributes":{"latency":200}}
+// (types: latency, timeout, reset_peer, bandwidth, slow_close, slicer, limit_data; stream
+// defaults to downstream, name to "<type>_<stream>").
+func (l *Link) AddToxic(json string) error {
+	if _, err := l.proxy.Toxics.AddToxicJson(strings.NewReader(json)); err != nil {
+		return fmt.Errorf("proxy %s: add toxic: %w", l.proxy.Name, err)
+	}
+	return nil
+}
+
+// RemoveToxics removes every toxic from the link (data a toxic was holding flows again).
+func (l *Link) RemoveToxics() error {
+	l.removeToxics()
+	return nil
+}
+
+func (l *Link) removeToxics() { l.proxy.Toxics.ResetToxics(quietCtx()) }
+
+// quietCtx carries a disabled zerolog logger, which toxiproxy's toxic methods log to.
+func quietCtx() context.Context {
+	nop := zerolog.Nop()
+	return nop.WithContext(context.Background())
+}

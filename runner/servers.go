@@ -1,0 +1,76 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/lockcheck/lockcheck/providers"
+	"github.com/lockcheck/lockcheck/providers/local"
+	"github.com/lockcheck/lockcheck/proxies"
+	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/services"
+	"github.com/lockcheck/lockcheck/services/redis"
+)
+
+// ResourceNode is the node name of the protected resource's own redis-server.
+const ResourceNode = "resource"
+
+// servers are what a run starts: the lock service (on the scenario's provider) and the protected
+// resource (always a local redis-server: faults reach it only through clients' links), with every
+// client's links on one proxy set.
+type servers struct {
+	links    *proxies.Set
+	service  *services.Topology
+	resProv  providers.Provider
+	resource providers.Node
+}
+
+func startServers(ctx context.Context, sc *scenarios.Scenario, dir, provider string, clients []string, log *slog.Logger) (*servers, error) {
+	s := &servers{links: proxies.New()}
+	var err error
+	s.service, err = services.Start(ctx, sc.Plan(), services.Options{Dir: dir, Clients: clients, Provider: provider,
+		Links: s.links, Logger: log})
+	if err != nil {
+		_ = s.links.Stop()
+		return nil, err
+	}
+	if s.resProv, err = local.New(providers.Options{Dir: dir, Logger: log}); err == nil {
+		s.resource, err = redis.StartServer(ctx, s.resProv, ResourceNode, false)
+	}
+	for _, c := range clients {
+		if err != nil {
+			break
+		}
+		_, err = s.links.Add(c, ResourceNode, "", s.resource.Addr(redis.ClientPort))
+	}
+	if err != nil {
+		s.stop()
+		return nil, fmt.Errorf("start the resource: %w", err)
+	}
+	return s, nil
+}
+
+// stop heals and stops every link (a toxic may be holding data), then stops every server.
+func (s *servers) stop() {
+	errs := []error{s.links.Stop(), s.service.Stop()}
+	if s.resProv != nil {
+		errs = append(errs, s.resProv.Close())
+	}
+	_ = errors.Join(errs...)
+}
+
+// resourceAddr is client's link to the resource.
+func (s *servers) resourceAddr(client string) string {
+	return s.links.Link(client, ResourceNode, "").Addr()
+}
+
+// resourceDirect is the resource itself, for the controller's final reads.
+func (s *servers) resourceDirect() string { return s.resource.Addr(redis.ClientPort) }
+
+// CheckMachine reports what this machine lacks for any run (the resource's redis-server), with the
+// Debian package to install. The lock service's own needs are checked when it starts.
+func CheckMachine() error {
+	return local.CheckNeeds(redis.Spec(ResourceNode, false, "", nil).Needs)
+}

@@ -1,0 +1,235 @@
+// Package services is the seam for kinds of lock service: Redis (one or more independent
+// primaries, or a primary with replicas under Sentinel), a ZooKeeper ensemble, and whatever comes
+// next. A kind lives in its own package under services/, implements Kind, and registers itself
+// (services/all lists them). The scenario loader asks a kind to Plan what a scenario wants — node
+// names, the targets the nemesis may act on, what it refuses — before anything starts; the runner
+// starts the plan on a provider (package providers) and never asks which kind it is.
+package services
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/lockcheck/lockcheck/locks"
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/providers"
+	"github.com/lockcheck/lockcheck/proxies"
+)
+
+// Kind is one kind of lock service.
+type Kind interface {
+	// Name is what lock designs name as their Service ("redis", "zookeeper", ...).
+	Name() string
+	// Plan checks what a scenario asks of the service and lays out its servers and the targets
+	// they offer, before anything starts. It reports each problem with bad, naming the scenario
+	// field ("nodes", "replicas", "server.wait_timeout", ...); it may return nil after a problem.
+	Plan(s Spec, bad Report) *Plan
+	// Start starts the planned servers on env.Provider. On error, whatever it started is stopped
+	// by the provider's Close (the caller's).
+	Start(ctx context.Context, p *Plan, env Env) (Instance, error)
+}
+
+// Report records a problem with a scenario field.
+type Report func(field, format string, a ...any)
+
+// Spec is what a scenario asks of its lock service.
+type Spec struct {
+	Design locks.Design
+	// Nodes is the number of lock nodes (the design's own number when the scenario gives none).
+	Nodes       int
+	Replicas    int    // Redis: replicas of the one primary (a failover topology); 0: none
+	Sentinels   int    // Redis: sentinels watching them
+	Persistence string // Redis: none, aof-everysec, aof-always
+	// Server is the scenario's `server:` block: settings of this kind of service (timeouts, ...),
+	// decoded by the kind (DecodeServer). nil: the kind's defaults.
+	Server   *yaml.Node
+	TTL      time.Duration
+	Duration time.Duration
+}
+
+// Plan is a service's layout, known before anything starts.
+type Plan struct {
+	Kind string
+	Spec Spec
+	// Nodes are the lock nodes, in order: what "every lock node" means for a random partition.
+	Nodes []string
+	// Servers are every server a client has a link to, lock nodes first (then replicas,
+	// sentinels, ...): what a client's partition without nodes cuts it from.
+	Servers []string
+	// Targets are every server and role the nemesis may act on, with what each can take.
+	Targets []nemesis.TargetInfo
+	// MinTTL is the shortest lease or session the service grants (ZooKeeper: two ticks).
+	MinTTL time.Duration
+	// Detail is the kind's own (decoded server settings, ...).
+	Detail any
+}
+
+// Target returns the plan's target named name.
+func (p *Plan) Target(name string) (nemesis.TargetInfo, bool) {
+	for _, t := range p.Targets {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return nemesis.TargetInfo{}, false
+}
+
+// Env is what a kind starts its servers with.
+type Env struct {
+	Dir      string // the run folder
+	Provider providers.Provider
+	Links    *proxies.Set
+	Logger   *slog.Logger
+}
+
+// Instance is a started service.
+type Instance interface {
+	// Upstream is where a client's link to server forwards: the harness-side address of the
+	// server's client port.
+	Upstream(server string) string
+	// Endpoints is what client dials, given the address of its own link to each server.
+	Endpoints(client string, link func(server string) string) locks.Endpoints
+	// Targets are the nemesis's handles on the plan's servers and roles.
+	Targets() map[string]nemesis.Target
+	// Stop stops what the kind runs besides the provider's nodes (Topology.Stop closes those).
+	Stop() error
+}
+
+var (
+	regMu sync.Mutex
+	kinds = map[string]Kind{}
+)
+
+// Register makes a kind available under its name. It panics on a repeated name.
+func Register(k Kind) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := kinds[k.Name()]; dup {
+		panic("service kind registered twice: " + k.Name())
+	}
+	kinds[k.Name()] = k
+}
+
+// Lookup returns the named kind, or an error listing the valid ones.
+func Lookup(name string) (Kind, error) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	k, ok := kinds[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown service %q; valid services: %s", name, strings.Join(namesLocked(), ", "))
+	}
+	return k, nil
+}
+
+// Names lists the registered kinds.
+func Names() []string {
+	regMu.Lock()
+	defer regMu.Unlock()
+	return namesLocked()
+}
+
+func namesLocked() []string {
+	out := make([]string, 0, len(kinds))
+	for n := range kinds {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// PlanFor plans the service of spec.Design, reporting problems with bad.
+func PlanFor(s Spec, bad Report) *Plan {
+	k, err := Lookup(s.Design.ServiceName())
+	if err != nil {
+		bad("lock", "%s runs on %v", s.Design.Name, err)
+		return nil
+	}
+	if s.Nodes == 0 {
+		s.Nodes = s.Design.Nodes
+	}
+	p := k.Plan(s, bad)
+	if p != nil {
+		p.Kind, p.Spec = k.Name(), s
+	}
+	return p
+}
+
+// MustPlan plans spec and fails with every problem joined: for tests and tools that build their
+// own specs.
+func MustPlan(s Spec) (*Plan, error) {
+	var problems []string
+	p := PlanFor(s, func(field, format string, a ...any) {
+		problems = append(problems, field+": "+fmt.Sprintf(format, a...))
+	})
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(problems, "; "))
+	}
+	return p, nil
+}
+
+// NodeNames is prefix1..prefixN.
+func NodeNames(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s%d", prefix, i+1)
+	}
+	return out
+}
+
+// DecodeServer decodes the scenario's server block into v, a pointer to the kind's settings
+// struct (fields with yaml tags). Each setting is decoded from its own node, so errors keep the
+// scenario's lines; problems are reported under "server.<setting>", unknown settings with the
+// list of known ones.
+func DecodeServer(s Spec, v any, bad Report) {
+	n := s.Server
+	if n == nil {
+		return
+	}
+	fields, names := settingFields(v)
+	takes := fmt.Sprintf("the %s service takes: %s", s.Design.ServiceName(), strings.Join(names, ", "))
+	if len(names) == 0 {
+		takes = fmt.Sprintf("the %s service takes no settings", s.Design.ServiceName())
+	}
+	if n.Kind != yaml.MappingNode {
+		bad("server", "want settings as key: value lines; %s", takes)
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key := n.Content[i].Value
+		f, ok := fields[key]
+		if !ok {
+			bad("server."+key, "unknown setting; %s", takes)
+			continue
+		}
+		if err := n.Content[i+1].Decode(f.Addr().Interface()); err != nil {
+			bad("server."+key, "%s", lineRE.ReplaceAllString(strings.TrimPrefix(err.Error(), "yaml: "), ""))
+		}
+	}
+}
+
+var lineRE = regexp.MustCompile(`line \d+: `)
+
+// settingFields maps the yaml names of v's fields to the fields.
+func settingFields(v any) (map[string]reflect.Value, []string) {
+	rv := reflect.ValueOf(v).Elem()
+	out := map[string]reflect.Value{}
+	var names []string
+	for i := 0; i < rv.NumField(); i++ {
+		tag, _, _ := strings.Cut(rv.Type().Field(i).Tag.Get("yaml"), ",")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		out[tag] = rv.Field(i)
+		names = append(names, tag)
+	}
+	return out, names
+}

@@ -1,0 +1,195 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/lockcheck/lockcheck/locks"
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/providers"
+	"github.com/lockcheck/lockcheck/proxies"
+)
+
+// Options say how to start a plan.
+type Options struct {
+	Dir     string   // the run folder; each server gets Dir/servers/<name>/
+	Clients []string // one link per (client, server) of the plan
+	// Provider names where the servers run (default providers.Default); ProviderConfig is its
+	// own settings (an endpoints file for external).
+	Provider       string
+	ProviderConfig string
+	// Links is the run's proxy set, when the caller has one (it keeps other links there too: the
+	// resource's); nil: the topology makes and stops its own.
+	Links  *proxies.Set
+	Logger *slog.Logger
+}
+
+// Topology is a started lock service with its clients' links: what a run, a test or a benchmark
+// uses. It implements nemesis.Network.
+type Topology struct {
+	Plan     *Plan
+	Instance Instance
+	Provider providers.Provider
+	Links    *proxies.Set
+
+	ownLinks bool
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start starts plan on a provider and puts a proxy on every client's link to every server. On
+// error everything started is stopped.
+func Start(ctx context.Context, plan *Plan, o Options) (*Topology, error) {
+	if plan == nil {
+		return nil, errors.New("services: no plan")
+	}
+	if o.Dir == "" {
+		return nil, errors.New("services: Options.Dir is empty")
+	}
+	seen := map[string]bool{}
+	for _, c := range o.Clients {
+		if c == "" || seen[c] {
+			return nil, fmt.Errorf("services: client name %q empty or repeated", c)
+		}
+		seen[c] = true
+	}
+	kind, err := Lookup(plan.Kind)
+	if err != nil {
+		return nil, err
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	t := &Topology{Plan: plan, Links: o.Links}
+	if t.Links == nil {
+		t.Links, t.ownLinks = proxies.New(), true
+	}
+	name := o.Provider
+	if name == "" {
+		name = providers.Default
+	}
+	t.Provider, err = providers.New(name, providers.Options{Dir: o.Dir, Links: t.Links, Config: o.ProviderConfig, Logger: o.Logger})
+	if err != nil {
+		t.stopLinks()
+		return nil, err
+	}
+	began := time.Now()
+	t.Instance, err = kind.Start(ctx, plan, Env{Dir: o.Dir, Provider: t.Provider, Links: t.Links, Logger: o.Logger})
+	if err != nil {
+		_ = t.Stop()
+		return nil, fmt.Errorf("start %s: %w", plan.Kind, err)
+	}
+	for _, c := range o.Clients {
+		for _, s := range plan.Servers {
+			if _, err := t.Links.Add(c, s, "", t.Instance.Upstream(s)); err != nil {
+				_ = t.Stop()
+				return nil, err
+			}
+		}
+	}
+	o.Logger.Debug("lock service ready", "kind", plan.Kind, "provider", name, "servers", plan.Servers,
+		"clients", len(o.Clients), "took", time.Since(began))
+	return t, nil
+}
+
+// StartKind plans spec for the design's service and starts it: for tests and tools.
+func StartKind(ctx context.Context, spec Spec, o Options) (*Topology, error) {
+	plan, err := MustPlan(spec)
+	if err != nil {
+		return nil, err
+	}
+	return Start(ctx, plan, o)
+}
+
+// Link is client's link to server, or nil.
+func (t *Topology) Link(client, server string) *proxies.Link { return t.Links.Link(client, server, "") }
+
+// Endpoints is what client dials.
+func (t *Topology) Endpoints(client string) locks.Endpoints {
+	return t.Instance.Endpoints(client, func(server string) string {
+		if l := t.Link(client, server); l != nil {
+			return l.Addr()
+		}
+		return ""
+	})
+}
+
+// Targets are the nemesis's handles on the servers and roles.
+func (t *Topology) Targets() map[string]nemesis.Target { return t.Instance.Targets() }
+
+// Cut cuts a client's links to nodes (every server when empty), or a server off from its peers.
+func (t *Topology) Cut(target string, nodes []string) error {
+	if t.isServer(target) {
+		return t.Provider.CutPeers(target, nodes)
+	}
+	return t.eachLink(target, nodes, (*proxies.Link).Cut)
+}
+
+// Heal undoes cuts and delays alike.
+func (t *Topology) Heal(target string, nodes []string) error {
+	if t.isServer(target) {
+		return t.Provider.HealPeers(target, nodes)
+	}
+	return t.eachLink(target, nodes, func(l *proxies.Link) error { return errors.Join(l.RemoveToxics(), l.Heal()) })
+}
+
+// delayToxic holds back what the client sends (upstream: client to server), so a request sent in
+// time arrives late.
+const delayToxic = `{"name":"lockcheck-delay","type":"latency","stream":"upstream","toxicity":1,"attributes":{"latency":%d,"jitter":%d}}`
+
+// Delay holds back what client sends on its links to nodes (every server when empty).
+func (t *Topology) Delay(client string, nodes []string, latency, jitter time.Duration) error {
+	return t.eachLink(client, nodes, func(l *proxies.Link) error {
+		return l.AddToxic(fmt.Sprintf(delayToxic, latency.Milliseconds(), jitter.Milliseconds()))
+	})
+}
+
+func (t *Topology) isServer(name string) bool { return slices.Contains(t.Plan.Servers, name) }
+
+func (t *Topology) eachLink(client string, nodes []string, f func(*proxies.Link) error) error {
+	if len(nodes) == 0 {
+		nodes = t.Plan.Servers
+	}
+	var errs []error
+	for _, node := range nodes {
+		l := t.Links.Link(client, node, "")
+		if l == nil {
+			errs = append(errs, fmt.Errorf("no link %s -> %s", client, node))
+			continue
+		}
+		errs = append(errs, f(l))
+	}
+	return errors.Join(errs...)
+}
+
+// Stop stops the service, its nodes, and (when the topology made them) the proxies. Idempotent.
+func (t *Topology) Stop() error {
+	t.stopOnce.Do(func() {
+		var errs []error
+		if t.ownLinks {
+			errs = append(errs, t.stopLinks()) // first: a toxic may be holding data
+		}
+		if t.Instance != nil {
+			errs = append(errs, t.Instance.Stop())
+		}
+		if t.Provider != nil {
+			errs = append(errs, t.Provider.Close())
+		}
+		t.stopErr = errors.Join(errs...)
+	})
+	return t.stopErr
+}
+
+func (t *Topology) stopLinks() error {
+	if t.ownLinks {
+		return t.Links.Stop()
+	}
+	return nil
+}
+
+var _ nemesis.Network = (*Topology)(nil)
