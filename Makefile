@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/lockcheck
 PKGS    := ./...
 
-.PHONY: all deps build run test vet repeat debate debate-repeat matrix bench clean
+.PHONY: all deps build run test tidy-check vet repeat debate debate-repeat matrix bench clean
 
 all: build
 
@@ -22,9 +22,13 @@ run: deps build
 
 # -p 1: packages one at a time. Scenario verdicts and lock tests depend on real timing (TTLs of a
 # few hundred ms); running them side by side on 2 cores only adds scheduling noise.
-test: deps
+test: deps tidy-check
 	$(GO) vet $(PKGS)
 	$(GO) test -p 1 -count=1 -timeout 15m $(PKGS)
+
+# go.mod and go.sum must be exactly what `go mod tidy` makes of the code (it prints the diff if not).
+tidy-check:
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy and commit the result" >&2; exit 1; }
 
 # Repeatability: each shipped scenario 10 times (slow: a few minutes).
 repeat: deps build

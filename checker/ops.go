@@ -110,8 +110,8 @@ func sortedEvents(events []history.Event) []history.Event {
 	return c
 }
 
-// lessClient orders "client-2" before "client-10".
-func lessClient(a, b string) bool {
+// LessClient orders "client-2" before "client-10".
+func LessClient(a, b string) bool {
 	pa, na, oka := splitNumber(a)
 	pb, nb, okb := splitNumber(b)
 	if oka && okb && pa == pb && na != nb {
@@ -139,7 +139,7 @@ func clientIDs(ops []op) map[string]int {
 			names = append(names, o.process)
 		}
 	}
-	sort.Slice(names, func(i, j int) bool { return lessClient(names[i], names[j]) })
+	sort.Slice(names, func(i, j int) bool { return LessClient(names[i], names[j]) })
 	ids := make(map[string]int, len(names))
 	for i, n := range names {
 		ids[n] = i

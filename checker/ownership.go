@@ -81,7 +81,7 @@ func unionLength(windows []Overlap) time.Duration {
 }
 
 func pair(a, b string) [2]string {
-	if lessClient(b, a) {
+	if LessClient(b, a) {
 		return [2]string{b, a}
 	}
 	return [2]string{a, b}
@@ -89,7 +89,7 @@ func pair(a, b string) [2]string {
 
 func lessPair(a, b [2]string) bool {
 	if a[0] != b[0] {
-		return lessClient(a[0], b[0])
+		return LessClient(a[0], b[0])
 	}
-	return lessClient(a[1], b[1])
+	return LessClient(a[1], b[1])
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,7 +68,7 @@ func Load(o Options) ([]*scenarios.Scenario, error) {
 			errs = append(errs, err)
 			continue
 		}
-		if len(o.Only) > 0 && !contains(o.Only, sc.Name) {
+		if len(o.Only) > 0 && !slices.Contains(o.Only, sc.Name) {
 			continue
 		}
 		out = append(out, sc)
@@ -163,12 +164,3 @@ func Violated(v checker.Verdict) bool { return checker.Judge(v).LockFailed }
 
 // Observed is a verdict in one line (checker.Short).
 func Observed(v checker.Verdict) string { return checker.Short(v) }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}

@@ -3,6 +3,7 @@ package nemesis
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/lockcheck/lockcheck/history"
@@ -122,7 +123,7 @@ func Check(f Fault, v View, bad Report) {
 		return
 	}
 	for _, field := range f.SetFields() {
-		if !contains(k.Takes, field) {
+		if !slices.Contains(k.Takes, field) {
 			takes := "no other fields"
 			if len(k.Takes) > 0 {
 				takes = strings.Join(k.Takes, ", ")
@@ -133,13 +134,4 @@ func Check(f Fault, v View, bad Report) {
 	if k.Check != nil {
 		k.Check(f, v, bad)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

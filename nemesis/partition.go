@@ -7,6 +7,7 @@ package nemesis
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/lockcheck/lockcheck/history"
@@ -34,7 +35,7 @@ var partitionKind = &Kind{
 			switch {
 			case n == f.Target:
 				bad("nodes", "%s cannot be cut from itself; its peers: %s", n, strings.Join(t.Peers, ", "))
-			case !contains(t.Peers, n):
+			case !slices.Contains(t.Peers, n):
 				bad("nodes", "no such peer %q; %s's peers: %s", n, f.Target, strings.Join(t.Peers, ", "))
 			}
 		}
@@ -52,7 +53,7 @@ var partitionKind = &Kind{
 func checkClientLinks(f Fault, v View, bad Report) {
 	links := v.ClientLinks()
 	for _, node := range f.Nodes {
-		if !contains(links, node) {
+		if !slices.Contains(links, node) {
 			bad("nodes", "no such link %q; this scenario has: %s", node, strings.Join(links, ", "))
 		}
 	}

@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -110,7 +111,7 @@ func CheckRandom(r Random, v View, targets []string, bad Report) {
 	if r.MaxFor < r.MinFor || r.MaxFor == 0 {
 		bad("max_for", "need 0 < min_for <= max_for")
 	}
-	clock, delay := contains(r.Faults, clockKind.Name), contains(r.Faults, delayKind.Name)
+	clock, delay := slices.Contains(r.Faults, clockKind.Name), slices.Contains(r.Faults, delayKind.Name)
 	switch {
 	case clock && r.MaxOffset == 0:
 		bad("max_offset", "random clock faults step a clock by up to ±max_offset: give one (e.g. max_offset: 2s)")

@@ -186,7 +186,7 @@ func (r *run) collect(events []history.Event) {
 	for c := range clients {
 		r.clients = append(r.clients, c)
 	}
-	sort.Slice(r.clients, func(i, j int) bool { return lessClient(r.clients[i], r.clients[j]) })
+	sort.Slice(r.clients, func(i, j int) bool { return checker.LessClient(r.clients[i], r.clients[j]) })
 	for name := range regs {
 		r.regs = append(r.regs, name)
 	}
@@ -200,14 +200,6 @@ func markAll(regs map[string]history.Register, status string) map[string]history
 		out[name] = reg
 	}
 	return out
-}
-
-// lessClient orders client-2 before client-10.
-func lessClient(a, b string) bool {
-	if len(a) != len(b) {
-		return len(a) < len(b)
-	}
-	return a < b
 }
 
 // loadScenario reads the run's copy of its scenario. A run made before the loader's rules

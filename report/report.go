@@ -12,9 +12,10 @@ import (
 	_ "embed"
 	"fmt"
 	"html/template"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -122,7 +123,7 @@ func pageData(r *run) (*pageFields, error) {
 			d.FaultKinds = append(d.FaultKinds, faultKind{f.Kind, faultColor(f.Kind)})
 		}
 	}
-	for _, name := range sortedKeys(v.Registers) {
+	for _, name := range slices.Sorted(maps.Keys(v.Registers)) {
 		d.Registers = append(d.Registers, newRegisterRow(r, name, v.Registers[name]))
 	}
 	for _, f := range []string{historyFile, verdictFile, scenarioFile, "logs/", "servers/"} {
@@ -150,15 +151,6 @@ func newRegisterRow(r *run, name string, rv checker.RegisterVerdict) registerRow
 		row.Link = link
 	}
 	return row
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func ttlText(d time.Duration) string {

@@ -43,6 +43,19 @@ func Fenced(register string) bool { return register == FencedWrite || register =
 // NeedsValue reports whether a register needs the lock's random value (cas-random).
 func NeedsValue(register string) bool { return register == CASRandom }
 
+// Usable lists the registers an access can touch: fenced registers need a token, cas-random the
+// lock's random value.
+func (a Access) Usable() []string {
+	var out []string
+	for _, r := range Registers {
+		if (Fenced(r) && a.Token == nil) || (NeedsValue(r) && a.Value == "") {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
 // cas-random is A4 as antirez describes it ("Is Redlock safe?", 2016): a lock whose value is a
 // random unique string gives no order, but the resource can still refuse a stale holder by
 // check-and-set. When a client starts working on the resource it marks the resource with its

@@ -242,19 +242,6 @@ func (w *worker) stillValid() bool {
 	return true
 }
 
-// registers lists what this client can touch: fenced registers need a token, cas-random the
-// lock's random value.
-func registers(a resource.Access) []string {
-	var out []string
-	for _, r := range resource.Registers {
-		if (resource.Fenced(r) && a.Token == nil) || (resource.NeedsValue(r) && a.Value == "") {
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
 // criticalSection reads every register, works for Hold, then writes value+1 to each register whose
 // read was accepted. Ops that time out are recorded as info with outcome unknown. a carries the
 // lock's token and value, presented with every access.
@@ -267,7 +254,7 @@ func (w *worker) criticalSection(a resource.Access) {
 	a.CS = cs
 	op := w.invoke(history.Read, history.Event{CS: cs, Token: token})
 	ctx, cancel := w.opContext()
-	read, err := w.store.Read(ctx, a, registers(a))
+	read, err := w.store.Read(ctx, a, a.Usable())
 	cancel()
 	if err != nil {
 		w.complete(op, history.Info, history.Read, history.Event{CS: cs, Token: token, Error: err.Error()})

@@ -116,19 +116,6 @@ func harnessOverhead(ctx context.Context, c config) (string, error) {
 	return b.String(), nil
 }
 
-// registersFor is what a worker's critical section touches: fenced registers need a token,
-// cas-random the lock's value (as workloads does).
-func registersFor(a resource.Access) []string {
-	var out []string
-	for _, r := range resource.Registers {
-		if (resource.Fenced(r) && a.Token == nil) || (resource.NeedsValue(r) && a.Value == "") {
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
 // plainLoop runs the cycle in this process for d after a warm-up and returns cycles per second.
 func plainLoop(lockAddr, resAddr, key string, d time.Duration) (float64, error) {
 	design, err := locks.Get(overheadLock)
@@ -153,7 +140,7 @@ func plainLoop(lockAddr, resAddr, key string, d time.Duration) (float64, error) 
 		}
 		cs++
 		a := resource.Access{Client: "client-1", CS: cs, Token: token, Value: locks.ValueOf(l)}
-		read, err := store.Read(ctx, a, registersFor(a))
+		read, err := store.Read(ctx, a, a.Usable())
 		if err != nil {
 			return err
 		}

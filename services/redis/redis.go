@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -56,7 +57,7 @@ func (k Kind) Plan(s services.Spec, bad services.Report) *services.Plan {
 	case s.Nodes > maxNodes:
 		bad("nodes", "at most %d Redis nodes, got %d", maxNodes, s.Nodes)
 	}
-	if s.Persistence != "" && !contains(PersistenceModes, s.Persistence) {
+	if s.Persistence != "" && !slices.Contains(PersistenceModes, s.Persistence) {
 		bad("persistence", "unknown mode %q; valid: %s", s.Persistence, strings.Join(PersistenceModes, ", "))
 	}
 	services.DecodeServer(s, &struct{}{}, bad)
@@ -221,13 +222,4 @@ func roundTrip(ctx context.Context, addr, msg string) (string, error) {
 	}
 	line, err := bufio.NewReader(conn).ReadString('\n')
 	return strings.TrimSpace(line), err
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
