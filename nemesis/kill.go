@@ -12,14 +12,11 @@ import (
 var killKind = &Kind{
 	Name:    history.Kill,
 	Summary: "end a client at once (SIGKILL): it never releases what it holds",
-	Takes:   []string{"for"}, // refused by Check with a better word than "does not apply"
+	Refuses: map[string]string{"for": "a kill is instant and a client stays dead; to bring a server back use crash"},
 	Colour:  "#d62728",
 	Check: func(f Fault, v View, bad Report) {
 		if t, ok := v.Target(f.Target); ok && !t.Client {
 			bad("target", "kill ends a client; to kill and restart a server use crash")
-		}
-		if f.For != 0 {
-			bad("for", "a kill is instant and a client stays dead; to bring a server back use crash")
 		}
 	},
 	Suits:     func(t TargetInfo) bool { return t.Client },

@@ -16,8 +16,10 @@ import (
 type Kind struct {
 	Name    string
 	Summary string // one line, for docs and `lockcheck faults`
-	// Takes lists the optional Fault fields (SetFields' names) it uses; any other is refused.
-	Takes []string
+	// Takes lists the optional Fault fields (SetFields' names) it uses; any other is refused, with
+	// the kind's word for why where Refuses has one.
+	Takes   []string
+	Refuses map[string]string
 	// Colour draws it in reports (CSS colour).
 	Colour string
 	// Check checks a planned fault against the scenario, beyond what every fault is checked for
@@ -123,7 +125,9 @@ func Check(f Fault, v View, bad Report) {
 		return
 	}
 	for _, field := range f.SetFields() {
-		if !slices.Contains(k.Takes, field) {
+		if why, ok := k.Refuses[field]; ok {
+			bad(field, "%s", why)
+		} else if !slices.Contains(k.Takes, field) {
 			takes := "no other fields"
 			if len(k.Takes) > 0 {
 				takes = strings.Join(k.Takes, ", ")

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockcheck/lockcheck/locks"
+	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -20,9 +21,9 @@ func newListCommand() *cobra.Command {
 			out := cmd.OutOrStdout()
 			verbose, _ := cmd.Flags().GetBool("verbose")
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "LOCK\tNODES\tEXPIRES\tFENCING TOKEN\tSOURCE\tSUMMARY")
+			fmt.Fprintln(tw, "LOCK\tSERVICE\tNODES\tEXPIRES\tFENCING TOKEN\tSOURCE\tSUMMARY")
 			for _, d := range locks.All() {
-				fmt.Fprintf(tw, "%s\t%d\t%v\t%s\t%s\t%s\n", d.Name, d.Nodes, d.Expires, d.Token, d.Source, d.Summary)
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t%s\t%s\t%s\n", d.Name, d.ServiceName(), d.Nodes, d.Expires, d.Token, d.Source, d.Summary)
 			}
 			tw.Flush()
 			if verbose {
@@ -39,6 +40,27 @@ func newListCommand() *cobra.Command {
 			}
 			fmt.Fprintf(out, "\nprogram points a scenario can stop a client at: %s\n", strings.Join(workloads.Points, ", "))
 			return nil
+		},
+	}
+}
+
+func newFaultsCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "faults",
+		Short: "List the fault kinds a scenario's nemesis may name, with the fields each takes",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "FAULT\tFIELDS\tRANDOM PACKAGES\tWHAT IT DOES")
+			for _, k := range nemesis.Kinds() {
+				random := "no"
+				if k.Suits != nil {
+					random = k.SuitsWhom
+				}
+				fields := append([]string{"target", "at | point"}, k.Takes...)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.Name, strings.Join(fields, ", "), random, k.Summary)
+			}
+			return tw.Flush()
 		},
 	}
 }

@@ -81,7 +81,7 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().BoolP("verbose", "v", false, "log what the harness does")
-	root.AddCommand(newRunCommand(), newCheckCommand(), newListCommand(), newWorkerCommand(), newMatrixCommand(), newDebateCommand())
+	root.AddCommand(newRunCommand(), newCheckCommand(), newListCommand(), newFaultsCommand(), newWorkerCommand(), newMatrixCommand(), newDebateCommand())
 	root.AddCommand(newReportCommand(), newServeCommand())
 	return root
 }
