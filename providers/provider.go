@@ -32,6 +32,12 @@ type Port struct {
 	// proxy too. Hello reads the first message from r and returns it with callback (the address at
 	// which the receiver reaches the sender, through the proxy) in place of the announced one.
 	Hello func(r io.Reader, callback string) ([]byte, error)
+	// WaitForBind, on a provider that puts proxies between servers, keeps a peer's connection to
+	// this port waiting up to this long while the port is not bound yet. A proxy accepts before it
+	// dials, so a peer dialing a port not bound yet sees "accepted, then closed" rather than a
+	// refusal; a server that takes that for a failed peer (a ZooKeeper follower dialing a newly
+	// elected leader) needs the wait. 0: the connection is closed at once, as a refused one is.
+	WaitForBind time.Duration
 }
 
 // NodeSpec is what a service asks a provider to run: one server.

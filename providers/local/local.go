@@ -125,7 +125,7 @@ func (p *Provider) peerLocked(from, to, port string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("local provider: node %s has no port %q", to, port)
 	}
-	r, err := newRelay(func() string { return target.addr(port) }, spec.Hello)
+	r, err := newRelay(func() string { return target.addr(port) }, spec.Hello, spec.WaitForBind)
 	if err != nil {
 		return "", err
 	}

@@ -4,11 +4,11 @@ package local
 // two things a proxy alone cannot:
 //
 //   - A proxy accepts a connection before it dials the server behind it. A server dialing a peer
-//     that has not bound its port yet (a newly elected ZooKeeper leader, a restarting primary)
-//     would be refused and retry; through a proxy it is accepted, then closed, which it may take for
-//     a failed peer (ZooKeeper followers then go back to electing while the leader waits initLimit
-//     ticks for them: 5 s lost, observed). The relay keeps dialing a refusing port for up to a
-//     second, as the server would have.
+//     that has not bound its port yet (a newly elected ZooKeeper leader) would be refused and
+//     retry; through a proxy it is accepted, then closed, which it may take for a failed peer
+//     (ZooKeeper followers then go back to electing while the leader waits initLimit ticks for
+//     them: 5 s lost, observed). For a port with WaitForBind the relay keeps dialing a refusing
+//     port that long, as the server would have; for others it closes at once, as a refusal would.
 //   - Some protocols announce the sender's own address in their first message and the receiver
 //     dials it back (ZooKeeper's election, to the lower id's real port, around every proxy). With
 //     the port's Hello function the relay rewrites that address to the proxy through which the
@@ -21,13 +21,11 @@ import (
 	"time"
 )
 
-// dialFor is how long a relay keeps dialing a server port that refuses.
-const dialFor = time.Second
-
 type relay struct {
-	ln     net.Listener
-	target func() string // the server port's current address
-	hello  func(r io.Reader, callback string) ([]byte, error)
+	ln      net.Listener
+	target  func() string // the server port's current address
+	hello   func(r io.Reader, callback string) ([]byte, error)
+	dialFor time.Duration // how long to keep dialing a port that refuses
 
 	mu       sync.Mutex
 	callback string
@@ -36,12 +34,12 @@ type relay struct {
 	wg       sync.WaitGroup
 }
 
-func newRelay(target func() string, hello func(io.Reader, string) ([]byte, error)) (*relay, error) {
+func newRelay(target func() string, hello func(io.Reader, string) ([]byte, error), dialFor time.Duration) (*relay, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	r := &relay{ln: ln, target: target, hello: hello, conns: map[net.Conn]struct{}{}}
+	r := &relay{ln: ln, target: target, hello: hello, dialFor: dialFor, conns: map[net.Conn]struct{}{}}
 	r.wg.Add(1)
 	go r.serve()
 	return r, nil
@@ -98,7 +96,7 @@ func (r *relay) isClosed() bool {
 
 // dial connects to the target, retrying a refusal for up to dialFor.
 func (r *relay) dial() (net.Conn, error) {
-	deadline := time.Now().Add(dialFor)
+	deadline := time.Now().Add(r.dialFor)
 	for {
 		up, err := net.DialTimeout("tcp", r.target(), time.Second)
 		if err == nil || !time.Now().Before(deadline) || r.isClosed() {

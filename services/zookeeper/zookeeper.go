@@ -156,7 +156,10 @@ func StartEnsemble(ctx context.Context, p providers.Provider, names []string, ti
 func (z *Ensemble) spec(id int, name string) providers.NodeSpec {
 	ports := []providers.Port{{Name: ClientPort, Number: 2181}}
 	if len(z.names) > 1 {
-		ports = append(ports, providers.Port{Name: QuorumPort, Number: 2888},
+		// A follower dialing a newly elected leader's quorum port before it is bound must wait, not
+		// see "accepted, then closed" (providers.Port.WaitForBind): ZooKeeper retries a refusal
+		// itself for about a second.
+		ports = append(ports, providers.Port{Name: QuorumPort, Number: 2888, WaitForBind: time.Second},
 			providers.Port{Name: ElectionPort, Number: 3888, Hello: rewriteElectionHello})
 	}
 	return providers.NodeSpec{
