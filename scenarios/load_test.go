@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestEveryShippedScenarioLoads(t *testing.T) {
@@ -121,5 +122,46 @@ func TestSeveralProblemsAreReportedTogether(t *testing.T) {
 	_, err := Parse("x.yaml", []byte(src))
 	if err == nil || !strings.Contains(err.Error(), "lock:") || !strings.Contains(err.Error(), "clients:") {
 		t.Fatalf("want both problems, got %v", err)
+	}
+}
+
+// What a scenario asks of its lock service is the service kind's to check: its settings (`server:`)
+// and the node count, each error at its line.
+func TestServiceSettingsAreCheckedByTheirKind(t *testing.T) {
+	zk := "name: x\nlock: zk\nclients: 2\nttl: 1s\nduration: 2s\nserver:\n  tick_time: 250ms\n"
+	if s, err := Parse("x.yaml", []byte(zk)); err != nil {
+		t.Fatal(err)
+	} else if s.Plan().MinTTL != 500*time.Millisecond {
+		t.Fatalf("a 250ms tick gives sessions of at least 500ms, got %v", s.Plan().MinTTL)
+	}
+	cases := []struct {
+		name, src string
+		want      []string
+	}{
+		{"unknown setting", strings.Replace(zk, "tick_time: 250ms", "tik: 1s", 1),
+			[]string{"x.yaml:7: server.tik:", "unknown setting", "the zookeeper service takes: tick_time"}},
+		{"bad value", strings.Replace(zk, "250ms", "soon", 1),
+			[]string{"x.yaml:7: server.tick_time:", "not a duration"}},
+		{"a session the ensemble would clamp", strings.Replace(zk, "ttl: 1s", "ttl: 200ms", 1),
+			[]string{"x.yaml:4: ttl:", "between 2 and 20 ticks"}},
+		{"settings a kind does not take", "name: x\nlock: set-nx-px\nclients: 2\nttl: 1s\nduration: 2s\nserver: {maxmemory: 1mb}\n",
+			[]string{"x.yaml:6: server.maxmemory:", "the redis service takes no settings"}},
+		{"too many servers", strings.Replace(zk, "clients: 2", "nodes: 12\nclients: 2", 1),
+			[]string{"x.yaml:3: nodes:", "1..9 servers"}},
+		{"unknown provider", strings.Replace(zk, "clients: 2", "provider: cloud\nclients: 2", 1),
+			[]string{"x.yaml:3: provider:", `unknown provider "cloud"`, "local"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("x.yaml", []byte(c.src))
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
 	}
 }

@@ -41,10 +41,10 @@ type Scenario struct {
 	Workload Workload                `yaml:"workload"`
 	Clocks   map[string]ClockSetting `yaml:"clocks"` // clients whose own clock starts skewed
 	// What the lock service is asked for beyond its nodes; its kind says which it takes.
-	Persistence string     `yaml:"persistence"` // Redis lock nodes: none (default), aof-everysec, aof-always
-	Replicas    int        `yaml:"replicas"`    // Redis: replicas of the one primary, under Sentinel (failover)
-	Sentinels   int        `yaml:"sentinels"`   // Redis: sentinels watching them (default 3 with replicas)
-	Server      *yaml.Node `yaml:"server"`      // settings of the lock service's servers, by kind (e.g. tick_time)
+	Persistence string    `yaml:"persistence"` // Redis lock nodes: none (default), aof-everysec, aof-always
+	Replicas    int       `yaml:"replicas"`    // Redis: replicas of the one primary, under Sentinel (failover)
+	Sentinels   int       `yaml:"sentinels"`   // Redis: sentinels watching them (default 3 with replicas)
+	Server      yaml.Node `yaml:"server"`      // settings of the lock service's servers, by kind (e.g. tick_time)
 	// Provider says where the servers run (default: local processes); `lockcheck run
 	// --provider` overrides it.
 	Provider string         `yaml:"provider"`
@@ -146,6 +146,10 @@ func (s *Scenario) Schedule() nemesis.Schedule {
 
 // Spec is what the scenario asks of its lock service.
 func (s *Scenario) Spec() services.Spec {
-	return services.Spec{Design: s.design, Nodes: s.Nodes, Replicas: s.Replicas, Sentinels: s.Sentinels,
-		Persistence: s.Persistence, Server: s.Server, TTL: s.TTL.D(), Duration: s.Duration.D()}
+	spec := services.Spec{Design: s.design, Nodes: s.Nodes, Replicas: s.Replicas, Sentinels: s.Sentinels,
+		Persistence: s.Persistence, TTL: s.TTL.D(), Duration: s.Duration.D()}
+	if s.Server.Kind != 0 {
+		spec.Server = &s.Server
+	}
+	return spec
 }
