@@ -21,7 +21,6 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/internal/redisopt"
 )
 
@@ -34,27 +33,13 @@ type benchServers struct {
 
 func startBenchServers(b *testing.B) benchServers {
 	b.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	redis.SetLogger(quietRedisLog{}) // a log line would split a benchmark's line in the output
-	c, err := cluster.Start(ctx, cluster.Options{Dir: b.TempDir(), LockNodes: 5})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = c.Stop() })
-	s := benchServers{plain: c.Resource.Addr}
+	c := StartTestService(b, TestServiceSpec{Design: "redlock", Nodes: 5})
+	s := benchServers{plain: StartPlainRedis(b)}
 	for _, n := range c.Nodes {
-		s.redis = append(s.redis, n.Addr)
+		s.redis = append(s.redis, c.Direct[n])
 	}
-	if err := cluster.CheckZooKeeper(); err != nil {
-		b.Fatal(err)
-	}
-	z, err := cluster.StartZooKeeper(ctx, cluster.ZooKeeperOptions{Dir: b.TempDir(), Servers: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = z.Stop() })
-	s.zk = z.Servers[0].ClientAddr
+	s.zk = StartTestService(b, TestServiceSpec{Design: "zk", Nodes: 1}).Direct["zk1"]
 	return s
 }
 

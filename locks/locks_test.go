@@ -9,20 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/lockcheck/lockcheck/cluster"
 )
-
-// redisNode starts one real redis-server for a test.
-func redisNode(t *testing.T) string {
-	t.Helper()
-	c, err := cluster.Start(context.Background(), cluster.Options{Dir: t.TempDir(), LockNodes: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Stop() })
-	return c.Nodes[0].Addr
-}
 
 func newLock(t *testing.T, design, client, addr string, ttl time.Duration) Lock {
 	t.Helper()

@@ -9,24 +9,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/internal/redisopt"
 )
 
-// n5Cluster starts five independent redis-server primaries with a proxied link per (client,
-// node), so a test can cut one client's link or slow it down.
-func n5Cluster(t *testing.T, clients ...string) *cluster.Cluster {
-	t.Helper()
-	c, err := cluster.Start(context.Background(), cluster.Options{Dir: t.TempDir(), LockNodes: 5, Clients: clients})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Stop() })
-	return c
-}
-
 // n5Lock builds a design's lock for client, dialling every node through client's links.
-func n5Lock(t *testing.T, c *cluster.Cluster, design, client string, ttl time.Duration, point func(string)) Lock {
+func n5Lock(t *testing.T, c *TestService, design, client string, ttl time.Duration, point func(string)) Lock {
 	t.Helper()
 	d, err := Get(design)
 	if err != nil {
@@ -37,7 +24,7 @@ func n5Lock(t *testing.T, c *cluster.Cluster, design, client string, ttl time.Du
 	}
 	env := Env{Client: client, Key: "test:lock", TTL: ttl, Timeout: 500 * time.Millisecond, Point: point}
 	for _, n := range c.Nodes {
-		env.Nodes = append(env.Nodes, c.Link(client, n.Name).Addr())
+		env.Nodes = append(env.Nodes, c.Link(client, n).Addr())
 	}
 	l, err := d.New(env)
 	if err != nil {
@@ -49,11 +36,11 @@ func n5Lock(t *testing.T, c *cluster.Cluster, design, client string, ttl time.Du
 
 // n5Keys reports, node by node, whether the lock key exists (read directly, not through a link).
 // A node that does not answer reads as "?".
-func n5Keys(t *testing.T, c *cluster.Cluster) string {
+func n5Keys(t *testing.T, c *TestService) string {
 	t.Helper()
 	var b strings.Builder
 	for _, n := range c.Nodes {
-		rdb := redis.NewClient(redisopt.Options(n.Addr, 200*time.Millisecond))
+		rdb := redis.NewClient(redisopt.Options(c.Direct[n], 200*time.Millisecond))
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		k, err := rdb.Exists(ctx, "test:lock").Result()
 		cancel()
@@ -71,41 +58,30 @@ func n5Keys(t *testing.T, c *cluster.Cluster) string {
 }
 
 // n5SetForeign writes someone else's lock value on node i (0-based), as another client would.
-func n5SetForeign(t *testing.T, c *cluster.Cluster, i int, ttl time.Duration) {
+func n5SetForeign(t *testing.T, c *TestService, i int, ttl time.Duration) {
 	t.Helper()
-	rdb := redis.NewClient(redisopt.Options(c.Nodes[i].Addr, time.Second))
+	rdb := redis.NewClient(redisopt.Options(c.Direct[c.Nodes[i]], time.Second))
 	defer rdb.Close()
 	if err := rdb.Set(context.Background(), "test:lock", "someone-else", ttl).Err(); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func n5Stop(t *testing.T, c *cluster.Cluster, i int) {
+// n5Stop freezes node i (SIGSTOP) until the test ends.
+func n5Stop(t *testing.T, c *TestService, i int) {
 	t.Helper()
-	p := c.Nodes[i].Process()
-	if err := p.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Cont() })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := p.WaitStopped(ctx); err != nil {
-		t.Fatal(err)
-	}
+	pause(t, c.node(i))
 }
 
-func n5Kill(t *testing.T, c *cluster.Cluster, i int) {
+// n5Kill kills node i for good.
+func n5Kill(t *testing.T, c *TestService, i int) {
 	t.Helper()
-	p := c.Nodes[i].Process()
-	if err := p.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	<-p.Exited()
+	kill(t, c.node(i))
 }
 
-func n5Cut(t *testing.T, c *cluster.Cluster, client string, i int) {
+func n5Cut(t *testing.T, c *TestService, client string, i int) {
 	t.Helper()
-	if err := c.Link(client, c.Nodes[i].Name).Cut(); err != nil {
+	if err := c.Network.Cut(client, []string{c.Nodes[i]}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -2,31 +2,15 @@ package locks
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/internal/redisopt"
 )
 
-func startSentinels(t *testing.T, clients ...string) *cluster.Failover {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "lockcheck-locks-sentinel-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := cluster.StartFailover(context.Background(), cluster.FailoverOptions{Dir: dir, Clients: clients})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = f.Stop(); os.RemoveAll(dir) })
-	return f
-}
-
-func sentinelLock(t *testing.T, f *cluster.Failover, design, client string) Lock {
+func sentinelLock(t *testing.T, f *TestService, design, client string) Lock {
 	t.Helper()
 	d, err := Get(design)
 	if err != nil {
@@ -35,7 +19,7 @@ func sentinelLock(t *testing.T, f *cluster.Failover, design, client string) Lock
 	// Nodes[0] leads nowhere: only following Sentinel reaches the primary.
 	l, err := d.New(Env{Client: client, Nodes: []string{"127.0.0.1:1"}, Key: "test:lock", TTL: 10 * time.Second,
 		Timeout: time.Second, Point: func(string) {},
-		Sentinel: &SentinelEnv{Master: cluster.MasterName, Addrs: f.SentinelAddrs(), Dial: f.ClientDial(client)}})
+		Sentinel: f.Endpoints(client).Sentinel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +44,7 @@ func dbsize(t *testing.T, addr string) int64 {
 // reaches it through the client's own proxy.
 func TestSingleNodeRedisDesignsFollowSentinel(t *testing.T) {
 	f := startSentinels(t, "client-1")
-	n1 := f.Nodes[0]
+	n1 := f.Direct["n1"]
 	tested := 0
 	for _, d := range All() {
 		if (d.Service != "" && d.Service != Redis) || d.Nodes != 1 {
@@ -71,7 +55,7 @@ func TestSingleNodeRedisDesignsFollowSentinel(t *testing.T) {
 			l := sentinelLock(t, f, d.Name, "client-1")
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			defer cancel()
-			direct := redis.NewClient(redisopt.Options(n1.Addr, time.Second))
+			direct := redis.NewClient(redisopt.Options(n1, time.Second))
 			defer direct.Close()
 			if err := direct.FlushAll(ctx).Err(); err != nil {
 				t.Fatal(err)
@@ -79,7 +63,7 @@ func TestSingleNodeRedisDesignsFollowSentinel(t *testing.T) {
 			if _, err := l.Acquire(ctx); err != nil {
 				t.Fatalf("acquire through Sentinel: %v", err)
 			}
-			if n := dbsize(t, n1.Addr); n == 0 {
+			if n := dbsize(t, n1); n == 0 {
 				t.Fatal("the lock is not on the primary")
 			}
 			if err := l.Release(ctx); err != nil {
@@ -96,7 +80,7 @@ func TestSingleNodeRedisDesignsFollowSentinel(t *testing.T) {
 // again, with the same fencing token.
 func TestSetNxPxLockLostOnFailover(t *testing.T) {
 	f := startSentinels(t, "client-1", "client-2")
-	if err := f.ReplicationLink("n2").Cut(); err != nil {
+	if err := f.Network.Cut("n2", []string{"n1"}); err != nil { // the replica's path to the primary
 		t.Fatal(err)
 	}
 	ctx := context.Background()
@@ -115,16 +99,14 @@ func TestSetNxPxLockLostOnFailover(t *testing.T) {
 		t.Fatalf("second client before the failover: %v, want ErrBusy", err)
 	}
 
-	if err := f.Nodes[0].Process().Kill(); err != nil {
-		t.Fatal(err)
-	}
+	kill(t, f.Servers["n1"])
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		actx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 		tok2, err := second.Acquire(actx)
 		cancel()
 		if err == nil {
-			if n := dbsize(t, f.Nodes[1].Addr); n == 0 {
+			if n := dbsize(t, f.Direct["n2"]); n == 0 {
 				t.Fatal("acquired, but not on the promoted replica n2")
 			}
 			if *tok2 != *tok1 {

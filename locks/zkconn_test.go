@@ -8,40 +8,10 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-
-	"github.com/lockcheck/lockcheck/cluster"
-	"github.com/lockcheck/lockcheck/internal/proc"
 )
 
-// zkStandalone starts one real ZooKeeper server (tickTime 500ms: sessions of 1..10s) with a
-// proxied link for each client, and stops it at the end of the test, checking no java is left.
-func zkStandalone(t *testing.T, clients ...string) *cluster.ZooKeeper {
-	t.Helper()
-	if err := cluster.CheckZooKeeper(); err != nil {
-		t.Fatalf("%v (scripts/install-deps.sh installs it)", err)
-	}
-	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	began := time.Now()
-	z, err := cluster.StartZooKeeper(ctx, cluster.ZooKeeperOptions{Dir: dir, Servers: 1, Clients: clients})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("ZooKeeper ready in %v", time.Since(began).Round(time.Millisecond))
-	t.Cleanup(func() {
-		if err := z.Stop(); err != nil {
-			t.Errorf("stop ZooKeeper: %v", err)
-		}
-		if pids := proc.Mentioning(dir); len(pids) > 0 {
-			t.Errorf("java processes left after Stop: %v", pids)
-		}
-	})
-	return z
-}
-
 // newZKLock builds client's lock of design on key, reaching z through client's links.
-func newZKLock(t *testing.T, design string, z *cluster.ZooKeeper, client, key, role string, ttl time.Duration) Lock {
+func newZKLock(t *testing.T, design string, z *TestService, client, key, role string, ttl time.Duration) Lock {
 	t.Helper()
 	d, err := Get(design)
 	if err != nil {
@@ -50,7 +20,7 @@ func newZKLock(t *testing.T, design string, z *cluster.ZooKeeper, client, key, r
 	if d.Service != ZooKeeper {
 		t.Fatalf("%s: Service %q", design, d.Service)
 	}
-	l, err := d.New(Env{Client: client, Nodes: z.ConnectString(client), Key: key, TTL: ttl,
+	l, err := d.New(Env{Client: client, Nodes: z.Endpoints(client).Nodes, Key: key, TTL: ttl,
 		Timeout: time.Second, Role: role, Point: func(string) {}})
 	if err != nil {
 		t.Fatal(err)
@@ -64,9 +34,9 @@ type zkQuiet struct{}
 func (zkQuiet) Printf(string, ...any) {}
 
 // zkProbe is a plain go-zookeeper connection for the test to look at the lock's nodes.
-func zkProbe(t *testing.T, z *cluster.ZooKeeper, client string) *zk.Conn {
+func zkProbe(t *testing.T, z *TestService, client string) *zk.Conn {
 	t.Helper()
-	c, _, err := zk.Connect(z.ConnectString(client), 10*time.Second, zk.WithLogger(zkQuiet{}))
+	c, _, err := zk.Connect(z.Endpoints(client).Nodes, 10*time.Second, zk.WithLogger(zkQuiet{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,19 +69,14 @@ func zkWaitFor(t *testing.T, d time.Duration, what string, cond func() bool) tim
 }
 
 // zkCutClient cuts (or heals) every link of client.
-func zkCutClient(t *testing.T, z *cluster.ZooKeeper, client string, cut bool) {
+func zkCutClient(t *testing.T, z *TestService, client string, cut bool) {
 	t.Helper()
-	for _, s := range z.Servers {
-		l := z.Link(client, s.Name)
-		var err error
-		if cut {
-			err = l.Cut()
-		} else {
-			err = l.Heal()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	f := z.Network.Heal
+	if cut {
+		f = z.Network.Cut
+	}
+	if err := f(client, nil); err != nil {
+		t.Fatal(err)
 	}
 }
 
