@@ -5,18 +5,28 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/providers"
+	"github.com/lockcheck/lockcheck/providers/local"
+	"github.com/lockcheck/lockcheck/services/redis"
 )
 
+// store starts the resource's own redis-server, as a run does (no libfaketime, no persistence),
+// and dials it.
 func store(t *testing.T) *Store {
 	t.Helper()
-	c, err := cluster.Start(context.Background(), cluster.Options{Dir: t.TempDir()})
+	p, err := local.New(providers.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Stop() })
-	s := Dial(c.Resource.Addr, time.Second)
+	t.Cleanup(func() { _ = p.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	n, err := redis.StartServer(ctx, p, "resource", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Dial(n.Addr(redis.ClientPort), time.Second)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
