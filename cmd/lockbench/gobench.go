@@ -34,10 +34,11 @@ func (s benchSet) samples(name, unit string) []float64 {
 // rawDir is where runGoBench keeps each run's raw output ("" = nowhere).
 var rawDir string
 
-// runGoBench runs the benchmarks matching pattern in pkg and parses what they print.
-func runGoBench(pkg, pattern, benchtime string, count int) (benchSet, error) {
-	args := []string{"test", "-run", "^$", "-bench", pattern, "-benchmem", "-benchtime", benchtime,
-		"-count", strconv.Itoa(count), "-timeout", "20m", pkg}
+// runGoBench runs the benchmarks matching pattern in pkgs, one package at a time (-p 1: their
+// figures must not disturb each other), and parses what they print.
+func runGoBench(pattern, benchtime string, count int, pkgs ...string) (benchSet, error) {
+	args := append([]string{"test", "-p", "1", "-run", "^$", "-bench", pattern, "-benchmem", "-benchtime", benchtime,
+		"-count", strconv.Itoa(count), "-timeout", "20m"}, pkgs...)
 	set := benchSet{command: "go " + shellJoin(args), rounds: map[string][]map[string]float64{}}
 	cmd := exec.Command("go", args...)
 	var out bytes.Buffer
@@ -46,7 +47,11 @@ func runGoBench(pkg, pattern, benchtime string, count int) (benchSet, error) {
 	err := cmd.Run()
 	parseBench(&set, out.Bytes())
 	if rawDir != "" {
-		name := strings.Trim(strings.ReplaceAll(pkg, "/", "-"), ".-") + ".txt"
+		var names []string
+		for _, pkg := range pkgs {
+			names = append(names, strings.Trim(strings.ReplaceAll(pkg, "/", "-"), ".-"))
+		}
+		name := strings.Join(names, "+") + ".txt"
 		if werr := os.WriteFile(filepath.Join(rawDir, name), out.Bytes(), 0o644); werr == nil {
 			set.raw = filepath.Join(rawDir, name)
 		}

@@ -10,7 +10,7 @@ import (
 
 // lockCycles is figure 1: locks/bench_test.go.
 func lockCycles(_ context.Context, c config) (string, error) {
-	set, err := runGoBench("./locks/", "^(BenchmarkLockCycle|BenchmarkRoundTrip)$", c.lockTime, c.lockCount)
+	set, err := runGoBench("^(BenchmarkLockCycle|BenchmarkRoundTrip)$", c.lockTime, c.lockCount, "./locks/")
 	var b strings.Builder
 	fmt.Fprintf(&b, "## 1. Lock cycle rate\n\n")
 	fmt.Fprintf(&b, "Command: `%s` (locks/bench_test.go), n = %d rounds%s.\n\n", set.command, c.lockCount, rawNote(set))
@@ -100,7 +100,7 @@ func checkerThroughput(_ context.Context, c config) (string, error) {
 	if c.quick {
 		pattern = "^BenchmarkCheck$//^events=10k$"
 	}
-	set, err := runGoBench("./checker/", pattern, "1s", c.checkerCount)
+	set, err := runGoBench(pattern, "1s", c.checkerCount, "./checker/")
 	var b strings.Builder
 	fmt.Fprintf(&b, "## 3. Checker throughput\n\n")
 	fmt.Fprintf(&b, "Command: `%s` (checker/bench_test.go), n = %d rounds%s.\n\n", set.command, c.checkerCount, rawNote(set))
@@ -155,12 +155,13 @@ quadratic part is small at 100k events, about 20 MB per register, but would be a
 is why that size is not run).
 `
 
-// startUp is figure 6: cluster/bench_test.go.
+// startUp is figure 6: services/redis/bench_test.go and services/zookeeper/bench_test.go.
 func startUp(_ context.Context, c config) (string, error) {
-	set, err := runGoBench("./cluster/", "^(BenchmarkStartRedis|BenchmarkStartZooKeeper)$", "1x", c.startCount)
+	set, err := runGoBench("^(BenchmarkStartRedis|BenchmarkStartZooKeeper)$", "1x", c.startCount,
+		"./services/redis/", "./services/zookeeper/")
 	var b strings.Builder
 	fmt.Fprintf(&b, "## 6. Start-up\n\n")
-	fmt.Fprintf(&b, "Command: `%s` (cluster/bench_test.go), n = %d start-ups each%s.\n\n", set.command, c.startCount, rawNote(set))
+	fmt.Fprintf(&b, "Command: `%s` (services/redis/bench_test.go, services/zookeeper/bench_test.go), n = %d start-ups each%s.\n\n", set.command, c.startCount, rawNote(set))
 	b.WriteString("Time from nothing to a ready cluster (every Redis answers PING; every ZooKeeper server answers `srvr` " +
 		"and one leads), and the resident memory (VmRSS from /proc) of its server processes once ready.\n\n")
 	b.WriteString("| cluster | ready in | RSS, all servers | RSS per server |\n| --- | --- | --- | --- |\n")
