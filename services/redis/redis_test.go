@@ -472,6 +472,23 @@ func TestStartErrors(t *testing.T) {
 	}
 }
 
+// A start cut short by its context leaves nothing running.
+func TestStartCancelledLeavesNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, spec := range []services.Spec{{Nodes: 3}, {Nodes: 1, Replicas: 1}} {
+		spec.Design = lockDesign(t)
+		if _, err := services.StartKind(ctx, spec, services.Options{Dir: t.TempDir(), Clients: []string{"c"}}); err == nil {
+			t.Fatalf("%+v started with a cancelled context", spec)
+		} else {
+			t.Log(err)
+		}
+		if live := proc.Live(); len(live) != 0 {
+			t.Fatalf("%d processes left running", len(live))
+		}
+	}
+}
+
 // ClockSkew reads a server's TIME: within milliseconds of the real clock for a fresh node.
 func TestClockSkewOfATrueClock(t *testing.T) {
 	n := startResource(t)
