@@ -1,0 +1,626 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	tcexec "github.com/testcontainers/testcontainers-go/exec"
+
+	"github.com/lockcheck/lockcheck/internal/proc"
+	"github.com/lockcheck/lockcheck/providers"
+	"github.com/lockcheck/lockcheck/providers/faketime"
+)
+
+const (
+	// startTimeout bounds one start, from docker start to ready.
+	startTimeout = 60 * time.Second
+	// portAttempts: a first start whose host port was taken meanwhile tries fresh ports; a
+	// restart (whose port cannot move: client links point at it) tries the same port again.
+	portAttempts = 5
+	readyPoll    = 10 * time.Millisecond
+	// apiTimeout bounds one call to the daemon for a fault (pause, kill, an iptables change).
+	apiTimeout = 20 * time.Second
+	// startScript is written into the node's folder before every start; it is the container's
+	// command, so each start may run a different command line (Command is asked afresh).
+	startScript = ".lockcheck-start"
+)
+
+// node is one server in its own container. The container stays (its address, published ports
+// and folder with it) across kills and restarts; only Stop removes it.
+type node struct {
+	p     *Provider
+	spec  providers.NodeSpec
+	image string
+	ip    netip.Addr
+	dir   string          // the node's folder on the host, mounted at ContainerDir
+	clock *faketime.Clock // nil without spec.Clock
+
+	restartMu sync.Mutex // serialises starts, restarts and Stop
+
+	mu     sync.Mutex
+	ports  map[string]int // host ports, by port name
+	held   []net.Listener // the reserved host ports, until the first start
+	c      *testcontainers.DockerContainer
+	closed bool
+}
+
+func newNode(p *Provider, spec providers.NodeSpec, image string, ip netip.Addr) (*node, error) {
+	dir, err := nodeDir(p.o.Dir, spec.Name)
+	if err != nil {
+		return nil, err
+	}
+	n := &node{p: p, spec: spec, image: image, ip: ip, dir: dir}
+	if err := n.reservePorts(); err != nil {
+		return nil, err
+	}
+	if spec.Clock {
+		// The file is written here, on the host; the server reads it through the mount.
+		if n.clock, err = faketime.New(filepath.Join(dir, faketime.FileName)); err != nil {
+			return nil, fmt.Errorf("node %s: %w", spec.Name, err)
+		}
+	}
+	return n, nil
+}
+
+func (n *node) reservePorts() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.ports = map[string]int{}
+	for _, pt := range n.spec.Ports {
+		l, port, err := freePort()
+		if err != nil {
+			for _, h := range n.held {
+				h.Close()
+			}
+			n.held = nil
+			return err
+		}
+		n.held = append(n.held, l)
+		n.ports[pt.Name] = port
+	}
+	return nil
+}
+
+func (n *node) releasePorts() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, l := range n.held {
+		l.Close()
+	}
+	n.held = nil
+}
+
+func (n *node) containerPort(name string) (int, bool) {
+	for _, pt := range n.spec.Ports {
+		if pt.Name == name {
+			return pt.Number, true
+		}
+	}
+	return 0, false
+}
+
+// placement is where the server runs, as it sees it: it binds its own address on the run's
+// network (so what it announces to peers is an address they reach), its folder is ContainerDir.
+func (n *node) placement() providers.Placement {
+	ports := map[string]int{}
+	for _, pt := range n.spec.Ports {
+		ports[pt.Name] = pt.Number
+	}
+	return providers.Placement{Host: n.ip.String(), Ports: ports, Dir: ContainerDir, HostDir: n.dir,
+		Peer:   func(to, port string) (string, error) { return n.p.peer(n.spec.Name, to, port) },
+		Direct: n.p.direct}
+}
+
+// Name is the node's name.
+func (n *node) Name() string { return n.spec.Name }
+
+// Addr is the port published on 127.0.0.1; it stays the same across restarts.
+func (n *node) Addr(port string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	p, ok := n.ports[port]
+	if !ok {
+		return ""
+	}
+	return hostPort(p)
+}
+
+// Advertised is the node's address on the run's network and the container port: what other
+// containers reach it at, and what a server reports about it.
+func (n *node) Advertised(port string) string {
+	p, ok := n.containerPort(port)
+	if !ok {
+		return ""
+	}
+	return net.JoinHostPort(n.ip.String(), strconv.Itoa(p))
+}
+
+// Dir is the node's folder on the host.
+func (n *node) Dir() string { return n.dir }
+
+// IP is the node's address on the run's network.
+func (n *node) IP() netip.Addr { return n.ip }
+
+// ContainerID is the node's container (empty before its first start): for tests.
+func (n *node) ContainerID() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.c == nil {
+		return ""
+	}
+	return n.c.GetContainerID()
+}
+
+func (n *node) container() (*testcontainers.DockerContainer, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.c == nil {
+		return nil, fmt.Errorf("node %s: not started", n.spec.Name)
+	}
+	return n.c, nil
+}
+
+func apiCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), apiTimeout)
+}
+
+// Pause freezes the whole container (the cgroup freezer: docker pause).
+func (n *node) Pause() error {
+	c, err := n.container()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := apiCtx()
+	defer cancel()
+	if _, err := n.p.cli.ContainerPause(ctx, c.GetContainerID(), client.ContainerPauseOptions{}); err != nil {
+		return fmt.Errorf("node %s: pause: %w", n.spec.Name, err)
+	}
+	return nil
+}
+
+// Resume thaws it.
+func (n *node) Resume() error {
+	c, err := n.container()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := apiCtx()
+	defer cancel()
+	if _, err := n.p.cli.ContainerUnpause(ctx, c.GetContainerID(), client.ContainerUnpauseOptions{}); err != nil {
+		return fmt.Errorf("node %s: resume: %w", n.spec.Name, err)
+	}
+	return nil
+}
+
+// state inspects the container.
+func (n *node) state(ctx context.Context) (*container.State, error) {
+	c, err := n.container()
+	if err != nil {
+		return nil, err
+	}
+	res, err := n.p.cli.ContainerInspect(ctx, c.GetContainerID(), client.ContainerInspectOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("node %s: inspect: %w", n.spec.Name, err)
+	}
+	if res.Container.State == nil {
+		return nil, fmt.Errorf("node %s: inspect: no state", n.spec.Name)
+	}
+	return res.Container.State, nil
+}
+
+// Kill SIGKILLs the server, the container's PID 1, which takes the whole container down. It does
+// not wait. A frozen container is killed as it is thawed: the signal is sent first, so the server
+// runs no instruction after the thaw.
+func (n *node) Kill() error {
+	ctx, cancel := apiCtx()
+	defer cancel()
+	st, err := n.state(ctx)
+	if err != nil {
+		return err
+	}
+	if !st.Running {
+		return nil
+	}
+	if st.Paused {
+		if st.Pid > 0 {
+			_ = syscall.Kill(st.Pid, syscall.SIGKILL) // pending until the thaw (cgroup v1 freezer)
+		}
+		c, _ := n.container()
+		if _, err := n.p.cli.ContainerUnpause(ctx, c.GetContainerID(), client.ContainerUnpauseOptions{}); err != nil {
+			return fmt.Errorf("node %s: thaw to kill: %w", n.spec.Name, err)
+		}
+	}
+	c, _ := n.container()
+	if _, err := n.p.cli.ContainerKill(ctx, c.GetContainerID(), client.ContainerKillOptions{Signal: "KILL"}); err != nil &&
+		!strings.Contains(err.Error(), "is not running") {
+		return fmt.Errorf("node %s: kill: %w", n.spec.Name, err)
+	}
+	return nil
+}
+
+// killAndWait kills the server and waits until the container has stopped.
+func (n *node) killAndWait(ctx context.Context) error {
+	if err := n.Kill(); err != nil {
+		return err
+	}
+	for {
+		st, err := n.state(ctx)
+		if err != nil {
+			return err
+		}
+		if !st.Running {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("node %s: still running after SIGKILL: %w", n.spec.Name, ctx.Err())
+		case <-time.After(readyPoll):
+		}
+	}
+}
+
+// SetClock sets the node's clock through libfaketime in its container.
+func (n *node) SetClock(offset time.Duration, rate float64) error {
+	if n.clock == nil {
+		return fmt.Errorf("node %s: %w", n.spec.Name, providers.ErrNoClock)
+	}
+	if err := n.clock.Set(offset, rate); err != nil {
+		return fmt.Errorf("node %s: %w", n.spec.Name, err)
+	}
+	return nil
+}
+
+// firstStart creates the container and starts it; if a host port was taken meanwhile, it
+// removes the container and tries on fresh ports.
+func (n *node) firstStart(ctx context.Context) error {
+	n.restartMu.Lock()
+	defer n.restartMu.Unlock()
+	var err error
+	for i := 0; i < portAttempts; i++ {
+		if err = n.create(ctx); err != nil {
+			return err
+		}
+		if err = n.launch(ctx); !errors.Is(err, errPortInUse) {
+			return err
+		}
+		n.p.o.Logger.Debug("host port taken, retrying on fresh ports", "node", n.spec.Name, "err", err)
+		n.remove()
+		if err := n.reservePorts(); err != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// errPortInUse means a host port the node publishes was taken by someone else.
+var errPortInUse = errors.New("host port already in use")
+
+// create creates the node's container (not started): its fixed address on the run's network, its
+// host ports on 127.0.0.1, its folder, NET_ADMIN for iptables, the run's labels.
+func (n *node) create(ctx context.Context) error {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return fmt.Errorf("node %s: stopped", n.spec.Name)
+	}
+	bindings := network.PortMap{}
+	var exposed []string
+	for _, pt := range n.spec.Ports {
+		cp := network.MustParsePort(strconv.Itoa(pt.Number) + "/tcp")
+		bindings[cp] = []network.PortBinding{{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: strconv.Itoa(n.ports[pt.Name])}}
+		exposed = append(exposed, cp.String())
+	}
+	n.mu.Unlock()
+	n.releasePorts() // Docker binds them at start; nothing of ours takes them meanwhile
+	labels := map[string]string{LabelNode: n.spec.Name}
+	for k, v := range n.p.labels {
+		labels[k] = v
+	}
+	netName := n.p.net.Name
+	req := testcontainers.ContainerRequest{
+		Image:          n.image,
+		Name:           "lockcheck-" + n.p.run + "-" + n.spec.Name,
+		Labels:         labels,
+		Cmd:            []string{"/bin/sh", ContainerDir + "/" + startScript},
+		ExposedPorts:   exposed,
+		Networks:       []string{netName},
+		NetworkAliases: map[string][]string{netName: {n.spec.Name}},
+		ConfigModifier: func(c *container.Config) {
+			c.Hostname = n.spec.Name
+			c.WorkingDir = ContainerDir
+		},
+		HostConfigModifier: func(h *container.HostConfig) {
+			h.PortBindings = bindings
+			h.CapAdd = []string{"NET_ADMIN"}
+			h.Binds = []string{n.dir + ":" + ContainerDir}
+		},
+		EndpointSettingsModifier: func(eps map[string]*network.EndpointSettings) {
+			if ep := eps[netName]; ep != nil {
+				ep.IPAMConfig = &network.EndpointIPAMConfig{IPv4Address: n.ip}
+			}
+		},
+	}
+	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req})
+	if err != nil {
+		if c != nil {
+			_ = c.Terminate(context.Background())
+		}
+		return fmt.Errorf("node %s: create container: %w", n.spec.Name, err)
+	}
+	n.mu.Lock()
+	n.c = c.(*testcontainers.DockerContainer)
+	n.mu.Unlock()
+	return nil
+}
+
+// Restart kills the server if it runs and starts the same container again (same address, host
+// ports and folder; the command line asked afresh), waits until it is ready, and puts back the
+// cuts in force (a new start is a new network namespace).
+func (n *node) Restart(ctx context.Context) error {
+	n.restartMu.Lock()
+	defer n.restartMu.Unlock()
+	kctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	err := n.killAndWait(kctx)
+	cancel()
+	if err != nil {
+		return err
+	}
+	for i := 0; i < portAttempts; i++ {
+		if err = n.launch(ctx); !errors.Is(err, errPortInUse) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return err
+}
+
+// launch writes the start script, starts the container and waits until the server is ready; on
+// failure the container is killed.
+func (n *node) launch(ctx context.Context) error {
+	n.mu.Lock()
+	closed := n.closed
+	n.mu.Unlock()
+	if closed {
+		return fmt.Errorf("node %s: stopped", n.spec.Name)
+	}
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	args, err := n.spec.Command(n.placement())
+	if err != nil {
+		return fmt.Errorf("node %s: %w", n.spec.Name, err)
+	}
+	if len(args) == 0 {
+		return fmt.Errorf("node %s: empty command", n.spec.Name)
+	}
+	logName := n.spec.LogFile
+	if logName == "" {
+		logName = "server.log"
+	}
+	logFile := filepath.Join(n.dir, logName)
+	logStart := fileSize(logFile)
+	var env []string
+	env = append(env, n.spec.Env...)
+	if n.clock != nil {
+		if err := n.clock.Starting(); err != nil {
+			return fmt.Errorf("node %s: %w", n.spec.Name, err)
+		}
+		env = append(env, faketime.Env(ContainerDir+"/"+faketime.FileName)...)
+	}
+	script := startScriptText(n.spec.Name, args, env, n.spec.User, ContainerDir+"/"+logName)
+	if err := os.WriteFile(filepath.Join(n.dir, startScript), []byte(script), 0o644); err != nil {
+		return err
+	}
+	c, err := n.container()
+	if err != nil {
+		return err
+	}
+	began := time.Now()
+	if _, err := n.p.cli.ContainerStart(ctx, c.GetContainerID(), client.ContainerStartOptions{}); err != nil {
+		msg := err.Error()
+		if strings.Contains(msg, "address already in use") || strings.Contains(msg, "port is already allocated") {
+			return fmt.Errorf("node %s: %w: %v", n.spec.Name, errPortInUse, err)
+		}
+		return fmt.Errorf("node %s: start container: %w", n.spec.Name, err)
+	}
+	if err := n.waitReady(ctx); err != nil {
+		kctx, kcancel := context.WithTimeout(context.Background(), apiTimeout)
+		_ = n.killAndWait(kctx)
+		kcancel()
+		return fmt.Errorf("node %s (%s in container %s) not ready: %w; %s:\n%s", n.spec.Name, args[0], n.image, err, logFile, logTail(logFile, logStart))
+	}
+	if ips := n.p.cutIPs(n.spec.Name); len(ips) > 0 {
+		if err := n.applyCuts(ips, true); err != nil {
+			return err
+		}
+	}
+	n.p.o.Logger.Debug("node ready", "node", n.spec.Name, "container", c.GetContainerID()[:12], "ip", n.ip, "took", time.Since(began))
+	return nil
+}
+
+// startScriptText is the shell script a container runs: the environment, the server's command
+// line (as another user if asked, owning the node's folder), its output appended to the log.
+func startScriptText(name string, args, env []string, user, log string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# written by lockcheck before each start of node %s\n", name)
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		fmt.Fprintf(&b, "export %s=%s\n", k, shellQuote(v))
+	}
+	cmd := make([]string, len(args))
+	for i, a := range args {
+		cmd[i] = shellQuote(a)
+	}
+	if user != "" {
+		fmt.Fprintf(&b, "chown -R %s: %s\n", shellQuote(user), ContainerDir)
+		fmt.Fprintf(&b, "exec setpriv --reuid=%s --regid=%s --init-groups -- %s >>%s 2>&1\n", shellQuote(user), shellQuote(user), strings.Join(cmd, " "), shellQuote(log))
+	} else {
+		fmt.Fprintf(&b, "exec %s >>%s 2>&1\n", strings.Join(cmd, " "), shellQuote(log))
+	}
+	return b.String()
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// waitReady polls until the container runs, the spec's Ready check passes and the server listens
+// on its first port inside the container, or the container exits, or ctx ends.
+func (n *node) waitReady(ctx context.Context) error {
+	first := n.spec.Ports[0]
+	var last error
+	for {
+		st, err := n.state(ctx)
+		switch {
+		case err != nil:
+			last = err
+		case !st.Running:
+			return fmt.Errorf("exited with code %d", st.ExitCode)
+		default:
+			last = nil
+			if n.spec.Ready != nil {
+				last = n.spec.Ready(ctx, n)
+			}
+			if last == nil {
+				// The server is the container's PID 1: its host pid's sockets are the container's.
+				ok, err := proc.ListensOn(st.Pid, first.Number)
+				switch {
+				case err != nil:
+					last = err
+				case !ok:
+					last = fmt.Errorf("port %d (%s) is not listened on in the container", first.Number, first.Name)
+				default:
+					return nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last attempt: %v)", ctx.Err(), last)
+		case <-time.After(readyPoll):
+		}
+	}
+}
+
+// applyCuts adds (or, with cut false, removes) DROP rules for each address in both directions,
+// inside the node's network namespace. A node that is not running gets them at its next start.
+func (n *node) applyCuts(ips []netip.Addr, cut bool) error {
+	ctx, cancel := apiCtx()
+	defer cancel()
+	st, err := n.state(ctx)
+	if err != nil {
+		return err
+	}
+	if !st.Running {
+		return nil // launch applies the cuts in force
+	}
+	if st.Paused {
+		return fmt.Errorf("node %s: paused: its network rules cannot be changed until it is resumed", n.spec.Name)
+	}
+	c, err := n.container()
+	if err != nil {
+		return err
+	}
+	code, out, err := c.Exec(ctx, []string{"/bin/sh", "-c", iptablesScript(ips, cut)}, tcexec.Multiplexed())
+	if err != nil {
+		return fmt.Errorf("node %s: iptables: %w", n.spec.Name, err)
+	}
+	if code != 0 {
+		b, _ := io.ReadAll(out)
+		return fmt.Errorf("node %s: iptables exited %d: %s", n.spec.Name, code, strings.TrimSpace(string(b)))
+	}
+	return nil
+}
+
+// iptablesScript adds or removes, idempotently, the rules that drop everything from and to each
+// address.
+func iptablesScript(ips []netip.Addr, cut bool) string {
+	var b strings.Builder
+	b.WriteString("set -e\n")
+	for _, ip := range ips {
+		for _, rule := range []string{"INPUT -s " + ip.String() + " -j DROP", "OUTPUT -d " + ip.String() + " -j DROP"} {
+			if cut {
+				fmt.Fprintf(&b, "iptables -w -C %s 2>/dev/null || iptables -w -I %s\n", rule, rule)
+			} else {
+				fmt.Fprintf(&b, "while iptables -w -C %s 2>/dev/null; do iptables -w -D %s; done\n", rule, rule)
+			}
+		}
+	}
+	return b.String()
+}
+
+// Stop removes the container for good.
+func (n *node) Stop() error {
+	n.mu.Lock()
+	n.closed = true
+	n.mu.Unlock()
+	n.releasePorts()
+	n.restartMu.Lock() // wait for a start in progress, which now fails
+	defer n.restartMu.Unlock()
+	return n.remove()
+}
+
+// remove force-removes the container, if there is one.
+func (n *node) remove() error {
+	n.mu.Lock()
+	c := n.c
+	n.c = nil
+	n.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	ctx, cancel := apiCtx()
+	defer cancel()
+	if _, err := n.p.cli.ContainerRemove(ctx, c.GetContainerID(), client.ContainerRemoveOptions{Force: true}); err != nil &&
+		!strings.Contains(strings.ToLower(err.Error()), "no such container") {
+		return fmt.Errorf("node %s: remove container: %w", n.spec.Name, err)
+	}
+	return nil
+}
+
+func fileSize(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// logTail returns the last lines written to path from offset on.
+func logTail(path string, offset int64) string {
+	const max = 4096
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Sprintf("(cannot read log: %v)", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Sprintf("(cannot read log: %v)", err)
+	}
+	if st.Size()-offset > max {
+		offset = st.Size() - max
+	}
+	b, _ := io.ReadAll(io.NewSectionReader(f, offset, st.Size()-offset))
+	s := strings.TrimRight(string(b), "\n")
+	if s == "" {
+		return "(log empty)"
+	}
+	return s
+}
