@@ -383,3 +383,7 @@ func zkSortBySeq(children []string) []string {
 func zkIsGone(err error) bool {
 	return errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrSessionExpired)
 }
+
+// ZKLockPath is the znode a ZooKeeper design keeps the lock under for key: what a run removes
+// from a cluster it did not start.
+func ZKLockPath(key string) string { return zkLockPath(key) }

@@ -36,7 +36,8 @@ var clockKind = &Kind{
 			f.Offset = -f.Offset
 		}
 	},
-	Apply: (*Nemesis).clock,
+	Apply:      (*Nemesis).clock,
+	ServerActs: []string{"clock"},
 	Label: func(f history.Fault) string {
 		s := f.Kind + " " + f.Target
 		switch {

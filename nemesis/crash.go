@@ -34,7 +34,8 @@ var crashKind = &Kind{
 	Apply:     (*Nemesis).crash,
 	Label:     baseLabel,
 	// Histories written before the fault registry named the server's side of a crash so.
-	Aliases: []string{"crash-restart"},
+	Aliases:    []string{"crash-restart"},
+	ServerActs: []string{"kill", "restart"},
 }
 
 func (n *Nemesis) crash(f Fault, _ bool) {

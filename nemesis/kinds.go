@@ -39,6 +39,11 @@ type Kind struct {
 	Label func(f history.Fault) string
 	// Aliases are older names of the kind found in histories written before it was renamed.
 	Aliases []string
+	// ServerActs are what the kind asks of a server target, by the name of the Target,
+	// Restarter, ClockSetter or Network method it calls ("pause", "resume", "kill", "restart",
+	// "clock", "cut", "heal"): a provider that cannot do everything (an external cluster without
+	// a hook for it) refuses a scenario before anything starts (Schedule.ServerUses).
+	ServerActs []string
 }
 
 // kinds is the registry, in the order `lockcheck faults` and error messages list them.

@@ -46,7 +46,8 @@ var partitionKind = &Kind{
 	Apply: func(n *Nemesis, f Fault, _ bool) {
 		n.linkFault(f, nil, func(net Network) error { return net.Cut(f.Target, f.Nodes) })
 	},
-	Label: baseLabel,
+	Label:      baseLabel,
+	ServerActs: []string{"cut", "heal"},
 }
 
 // checkClientLinks checks the links a client's partition or delay names.

@@ -20,10 +20,11 @@ var pauseKind = &Kind{
 			bad("for", "a pause needs a length (e.g. for: 1s)")
 		}
 	},
-	Suits:     func(TargetInfo) bool { return true },
-	SuitsWhom: "any client or server",
-	Apply:     (*Nemesis).pause,
-	Label:     baseLabel,
+	Suits:      func(TargetInfo) bool { return true },
+	SuitsWhom:  "any client or server",
+	Apply:      (*Nemesis).pause,
+	Label:      baseLabel,
+	ServerActs: []string{"pause", "resume"},
 }
 
 func (n *Nemesis) pause(f Fault, alreadyStopped bool) {

@@ -42,7 +42,8 @@ var strobeKind = &Kind{
 			bad("offset", "a strobe needs an offset to flip to (e.g. offset: 5s)")
 		}
 	},
-	Apply: (*Nemesis).strobe,
+	Apply:      (*Nemesis).strobe,
+	ServerActs: []string{"clock"},
 	Label: func(f history.Fault) string {
 		return f.Kind + " " + f.Target + " ±" + time.Duration(f.Offset).String()
 	},

@@ -75,7 +75,7 @@ type Need struct {
 
 // Placement is where a node runs, as its own server sees it.
 type Placement struct {
-	Host    string         // the address to bind: 127.0.0.1 locally, 0.0.0.0 in a container
+	Host    string         // the address to bind: 127.0.0.1 locally, the container's own address on its network
 	Ports   map[string]int // port numbers to listen on, by Port.Name
 	Dir     string         // the node's folder as the server sees it (data, config, logs)
 	HostDir string         // the same folder as the harness sees it: write config files here
@@ -127,6 +127,21 @@ type Provider interface {
 	HealPeers(node string, peers []string) error
 	// Close stops every node the provider started and frees what it holds.
 	Close() error
+}
+
+// Refuser is implemented by a provider that cannot carry out every fault on every server (an
+// external cluster without a hook for it). Before anything starts, the run asks it about each
+// action its faults may take — "pause", "resume", "kill", "restart", "clock", "cut", "heal", the
+// names of the Node methods and CutPeers/HealPeers — on each server target (a node's name, or a
+// role such as "leader" that stands for any of them), and refuses the scenario with the reasons.
+type Refuser interface {
+	Refuses(target, action string) error
+}
+
+// Lasting is implemented by a provider whose servers outlive the run (a cluster the user runs):
+// what the run writes there is kept under a per-run key and removed at the end.
+type Lasting interface {
+	Lasting() bool
 }
 
 // ErrNoClock is returned by SetClock on a node whose clock cannot be set.

@@ -32,15 +32,19 @@ type Options struct {
 	// OnEvent, if set, sees every event as it is recorded (a progress display); it is called
 	// from several goroutines at once.
 	OnEvent func(history.Event)
-	// Provider, if set, overrides where the scenario's servers run (its provider: field).
-	Provider string
+	// Provider, if set, overrides where the scenario's servers run (its provider: field);
+	// ProviderConfig is the provider's own settings (the external provider's endpoints file).
+	Provider       string
+	ProviderConfig string
 }
 
 // ErrInterrupted marks a run cut short by its context (Ctrl-C). Its history is still judged.
 var ErrInterrupted = errors.New("run interrupted")
 
-// LockKey is the key every client contends for.
-const LockKey = "lockcheck:lock"
+// LockKey is the key every client contends for in the run whose folder is dir: unique to the run,
+// so a run on a cluster that outlives it (an external provider's) writes only under its own names,
+// which it removes at the end.
+func LockKey(dir string) string { return "lockcheck:" + filepath.Base(dir) + ":lock" }
 
 // Run carries out sc and returns its judged result. A harness failure (servers that do not start)
 // is an error; so is an interruption, which still returns the result judged so far.
@@ -110,7 +114,7 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 	if o.Provider != "" {
 		provider = o.Provider
 	}
-	svc, err := startServers(ctx, sc, absDir, provider, clients, o.Logger)
+	svc, err := startServers(ctx, sc, absDir, provider, o.ProviderConfig, clients, o.Logger)
 	if err != nil {
 		note(history.End, history.Event{Error: err.Error()})
 		return fmt.Errorf("start servers: %w", err)
@@ -253,7 +257,7 @@ func workerConfig(sc *scenarios.Scenario, svc *servers, client string, i int) wo
 		Endpoints: svc.service.Endpoints(client),
 		Role:      sc.Role(client),
 		Resource:  svc.resourceAddr(client),
-		Key:       LockKey,
+		Key:       svc.key,
 		TTL:       sc.TTL.D(),
 		Seed:      sc.Seed*1000 + int64(i),
 		Clock:     workloads.ClockSetting{Offset: sc.Clocks[client].Offset.D(), Rate: sc.Clocks[client].Rate},

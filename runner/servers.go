@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"time"
 
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/providers/local"
@@ -25,13 +27,16 @@ type servers struct {
 	service  *services.Topology
 	resProv  providers.Provider
 	resource providers.Node
+	key      string // the lock's key (LockKey)
+	log      *slog.Logger
 }
 
-func startServers(ctx context.Context, sc *scenarios.Scenario, dir, provider string, clients []string, log *slog.Logger) (*servers, error) {
-	s := &servers{links: proxies.New()}
+func startServers(ctx context.Context, sc *scenarios.Scenario, dir, provider, config string, clients []string, log *slog.Logger) (*servers, error) {
+	s := &servers{links: proxies.New(), key: LockKey(dir), log: log}
+	isClient := func(t string) bool { return slices.Contains(clients, t) }
 	var err error
 	s.service, err = services.Start(ctx, sc.Plan(), services.Options{Dir: dir, Clients: clients, Provider: provider,
-		Links: s.links, Logger: log})
+		ProviderConfig: config, Links: s.links, Logger: log, Uses: sc.Schedule().ServerUses(isClient)})
 	if err != nil {
 		_ = s.links.Stop()
 		return nil, err
@@ -52,9 +57,16 @@ func startServers(ctx context.Context, sc *scenarios.Scenario, dir, provider str
 	return s, nil
 }
 
-// stop heals and stops every link (a toxic may be holding data), then stops every server.
+// stop heals and stops every link (a toxic may be holding data), removes what the run wrote on
+// servers that outlive it, then stops every server.
 func (s *servers) stop() {
-	errs := []error{s.links.Stop(), s.service.Stop()}
+	errs := []error{s.links.Stop()}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	if err := s.service.Cleanup(ctx, s.key); err != nil {
+		s.log.Error("remove the run's keys from the lock service", "key", s.key, "err", err)
+	}
+	cancel()
+	errs = append(errs, s.service.Stop())
 	if s.resProv != nil {
 		errs = append(errs, s.resProv.Close())
 	}

@@ -27,6 +27,9 @@ type Options struct {
 	// resource's); nil: the topology makes and stops its own.
 	Links  *proxies.Set
 	Logger *slog.Logger
+	// Uses are what the run's faults may ask of servers (nemesis.Schedule.ServerUses): a provider
+	// that cannot do them all (providers.Refuser) refuses the plan before anything starts.
+	Uses []nemesis.Use
 }
 
 // Topology is a started lock service with its clients' links: what a run, a test or a benchmark
@@ -78,6 +81,10 @@ func Start(ctx context.Context, plan *Plan, o Options) (*Topology, error) {
 		t.stopLinks()
 		return nil, err
 	}
+	if err := refused(t.Provider, o.Uses); err != nil {
+		_ = t.Stop()
+		return nil, err
+	}
 	began := time.Now()
 	t.Instance, err = kind.Start(ctx, plan, Env{Dir: o.Dir, Provider: t.Provider, Links: t.Links, Logger: o.Logger})
 	if err != nil {
@@ -95,6 +102,44 @@ func Start(ctx context.Context, plan *Plan, o Options) (*Topology, error) {
 	o.Logger.Debug("lock service ready", "kind", plan.Kind, "provider", name, "servers", plan.Servers,
 		"clients", len(o.Clients), "took", time.Since(began))
 	return t, nil
+}
+
+// refused asks a provider that cannot do every fault whether it can do uses, and joins its reasons.
+func refused(p providers.Provider, uses []nemesis.Use) error {
+	r, ok := p.(providers.Refuser)
+	if !ok {
+		return nil
+	}
+	var errs []error
+	for _, u := range uses {
+		if err := r.Refuses(u.Target, u.Act); err != nil {
+			errs = append(errs, fmt.Errorf("%s on %s (%s): %w", u.Fault, u.Target, u.Act, err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("the %s provider cannot carry out this scenario's faults: %w", p.Name(), errors.Join(errs...))
+	}
+	return nil
+}
+
+// Cleaner is implemented by an Instance that can remove from its servers what a run wrote under
+// key (the lock's key and the names derived from it).
+type Cleaner interface {
+	Cleanup(ctx context.Context, key string) error
+}
+
+// Cleanup removes what the run wrote under key, on a provider whose servers outlive the run
+// (providers.Lasting); elsewhere the servers go away with their data and it does nothing.
+func (t *Topology) Cleanup(ctx context.Context, key string) error {
+	l, ok := t.Provider.(providers.Lasting)
+	if !ok || !l.Lasting() {
+		return nil
+	}
+	c, ok := t.Instance.(Cleaner)
+	if !ok {
+		return fmt.Errorf("the %s service cannot remove what the run wrote under %q", t.Plan.Kind, key)
+	}
+	return c.Cleanup(ctx, key)
 }
 
 // StartKind plans spec for the design's service and starts it: for tests and tools.

@@ -16,7 +16,7 @@ import (
 
 func newDebateCommand() *cobra.Command {
 	var o debate.Options
-	var resultsDir, out, record, repeatability, junitFile, provider string
+	var resultsDir, out, record, repeatability, junitFile, provider, endpoints string
 	cmd := &cobra.Command{
 		Use:   "debate",
 		Short: "Run the debate scenarios and write DEBATE.md: claim → scenario → observed verdict → side (exit 1: a verdict differs from its file)",
@@ -35,7 +35,7 @@ running with --count 10 --seeds 20 --record FILE.`,
 				return &exitError{exitHarness, err}
 			}
 			w := cmd.OutOrStdout()
-			o.Runner = runner.Options{ResultsDir: resultsDir, Logger: logger(cmd), Provider: provider}
+			o.Runner = runner.Options{ResultsDir: resultsDir, Logger: logger(cmd), Provider: provider, ProviderConfig: endpoints}
 			suite := junit.Suite{Name: "lockcheck debate"}
 			last := time.Now()
 			o.OnRun = func(name string, i, n int, res *runner.Result, err error) {
@@ -111,6 +111,6 @@ running with --count 10 --seeds 20 --record FILE.`,
 	f.StringVar(&record, "record", "", "also store these runs as the repeatability record in this file")
 	f.StringVar(&repeatability, "repeatability", "scenarios/debate/repeatability.json", "repeatability record to show")
 	f.StringVar(&junitFile, "junit", "", "also write JUnit XML here: one test case per run")
-	addProviderFlag(cmd, &provider)
+	addProviderFlag(cmd, &provider, &endpoints)
 	return cmd
 }

@@ -13,7 +13,7 @@ import (
 
 func newMatrixCommand() *cobra.Command {
 	var o matrix.Options
-	var resultsDir, junitFile, require, provider string
+	var resultsDir, junitFile, require, provider, endpoints string
 	cmd := &cobra.Command{
 		Use:   "matrix",
 		Short: "Run a grid of locks × faults and tabulate safe / unsafe / rescued by fencing / stuck (exit 1: a cell fails --require)",
@@ -44,7 +44,7 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 				return &exitError{exitHarness, err}
 			}
 			out := cmd.OutOrStdout()
-			o.Runner = runner.Options{ResultsDir: resultsDir, Logger: logger(cmd), Provider: provider}
+			o.Runner = runner.Options{ResultsDir: resultsDir, Logger: logger(cmd), Provider: provider, ProviderConfig: endpoints}
 			o.OnCell = func(done, total int, c matrix.Cell) {
 				fmt.Fprintf(out, "[%d/%d] %s\n", done, total, matrix.Describe(c))
 			}
@@ -87,7 +87,7 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 	f.StringVar(&resultsDir, "results", "results", "folder for run folders and the matrix folder")
 	f.StringVar(&junitFile, "junit", "", "also write JUnit XML here: one test case per cell")
 	f.StringVar(&require, "require", "", "gate: every cell must be safe, or safe or rescued (exit 1 otherwise)")
-	addProviderFlag(cmd, &provider)
+	addProviderFlag(cmd, &provider, &endpoints)
 	return cmd
 }
 

@@ -11,8 +11,10 @@ import (
 	_ "github.com/lockcheck/lockcheck/services/all" // the providers a flag may name
 )
 
-// addProviderFlag adds --provider, which overrides every scenario's provider: field.
-func addProviderFlag(cmd *cobra.Command, provider *string) {
+// addProviderFlag adds --provider, which overrides every scenario's provider: field, and
+// --endpoints, the external provider's endpoints file.
+func addProviderFlag(cmd *cobra.Command, provider, endpoints *string) {
+	cmd.Flags().StringVar(endpoints, "endpoints", "", "the endpoints file naming your cluster's nodes and fault hooks (--provider external)")
 	cmd.Flags().StringVar(provider, "provider", "", fmt.Sprintf("where the lock service's servers run, overriding the scenario's provider: field (%s; default: the scenario's, else %s)",
 		strings.Join(providers.Names(), ", "), providers.Default))
 	prev := cmd.PreRunE

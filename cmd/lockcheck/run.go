@@ -21,7 +21,7 @@ import (
 func newRunCommand() *cobra.Command {
 	var resultsDir string
 	var count int
-	var junitFile, provider string
+	var junitFile, provider, endpoints string
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO",
 		Short: "Run a scenario against real servers and judge it (exit 0: verdict as expected, 1: not, 2: harness error)",
@@ -37,7 +37,7 @@ scenario's expect block. The run folder keeps the history, verdict.json, the sce
 			if err := runner.CheckMachine(); err != nil {
 				return &exitError{exitHarness, err}
 			}
-			opts := runner.Options{ResultsDir: resultsDir, Logger: logger(cmd), Provider: provider}
+			opts := runner.Options{ResultsDir: resultsDir, Logger: logger(cmd), Provider: provider, ProviderConfig: endpoints}
 			out := cmd.OutOrStdout()
 			describe(out, sc)
 			matched := 0
@@ -85,7 +85,7 @@ scenario's expect block. The run folder keeps the history, verdict.json, the sce
 	cmd.Flags().StringVar(&resultsDir, "results", "results", "folder for run folders")
 	cmd.Flags().IntVar(&count, "count", 1, "run the scenario this many times (for repeatability figures)")
 	cmd.Flags().StringVar(&junitFile, "junit", "", "also write JUnit XML here: one test case per run, failed when the verdict does not match expect")
-	addProviderFlag(cmd, &provider)
+	addProviderFlag(cmd, &provider, &endpoints)
 	return cmd
 }
 

@@ -4,6 +4,7 @@ package all
 
 import (
 	_ "github.com/lockcheck/lockcheck/providers/docker"
+	_ "github.com/lockcheck/lockcheck/providers/external"
 	_ "github.com/lockcheck/lockcheck/providers/local"
 	_ "github.com/lockcheck/lockcheck/services/redis"
 	_ "github.com/lockcheck/lockcheck/services/zookeeper"

@@ -1,0 +1,55 @@
+package nemesis
+
+import "sort"
+
+// Use is one thing a schedule may ask of a server target: Act (a Kind.ServerActs name) on
+// Target, for a fault of kind Fault.
+type Use struct {
+	Target, Act, Fault string
+}
+
+// ServerUses lists, without repeats, what the schedule may ask of server targets (every target
+// isClient says no to): its planned faults, and for a random package every kind it may draw on
+// every server target that suits it. A provider that cannot do everything is asked about each
+// before anything starts.
+func (s Schedule) ServerUses(isClient func(target string) bool) []Use {
+	seen := map[Use]bool{}
+	add := func(kind, target string) {
+		k, err := Lookup(kind)
+		if err != nil || isClient(target) {
+			return
+		}
+		for _, act := range k.ServerActs {
+			seen[Use{Target: target, Act: act, Fault: k.Name}] = true
+		}
+	}
+	for _, f := range s.Faults {
+		add(f.Kind, f.Target)
+	}
+	if r := s.Random; r != nil {
+		for _, kind := range r.Faults {
+			targets, ok := r.ByKind[kind]
+			if !ok {
+				targets = r.Targets
+			}
+			for _, t := range targets {
+				add(kind, t)
+			}
+		}
+	}
+	out := make([]Use, 0, len(seen))
+	for u := range seen {
+		out = append(out, u)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Target != b.Target {
+			return a.Target < b.Target
+		}
+		if a.Fault != b.Fault {
+			return a.Fault < b.Fault
+		}
+		return a.Act < b.Act
+	})
+	return out
+}
