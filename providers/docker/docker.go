@@ -4,9 +4,9 @@
 // images built on this machine (package images), since no registry can be reached.
 //
 // Faults are the real thing: a pause is the container's cgroup freezer (docker pause); a kill is
-// SIGKILL of the container's process (the server is the container's PID 1, so the whole container
-// stops) and a restart starts the same container again, with the same address, the same published
-// port and the same folder; a node's clock is libfaketime inside the container, its timestamp file
+// SIGKILL of the server's processes in the container (its PID 1 only sleeps, so the container,
+// its network namespace, address and published ports stay) and a restart starts the server there
+// again (docker exec) with the same folder; a node's clock is libfaketime inside the container, its timestamp file
 // in the node's bind-mounted folder; a cut between two nodes is iptables DROP rules inside the
 // node's network namespace (containers get NET_ADMIN). Clients stay on the host and reach nodes
 // through ports published on 127.0.0.1, behind the run's toxiproxy links, so client partitions and
@@ -64,7 +64,6 @@ type Provider struct {
 	nodes  map[string]*node
 	order  []string
 	linked map[[2]string]bool // node pairs with a path between them (Placement.Peer)
-	cuts   map[[2]string]bool // (node, peer) cuts in force, applied in node's namespace
 	nextIP int
 	closed bool
 }
@@ -84,7 +83,7 @@ func New(o providers.Options) (providers.Provider, error) {
 		return nil, fmt.Errorf("docker provider: %w", err)
 	}
 	p := &Provider{o: o, cli: cli, builder: images.NewBuilder(cli), run: runID(),
-		nodes: map[string]*node{}, linked: map[[2]string]bool{}, cuts: map[[2]string]bool{}, nextIP: 2}
+		nodes: map[string]*node{}, linked: map[[2]string]bool{}, nextIP: 2}
 	p.builder.Log = func(format string, a ...any) { o.Logger.Debug(fmt.Sprintf(format, a...)) }
 	p.labels = runLabels(p.run, o.Dir)
 	if n, err := Sweep(ctx, cli); err != nil {
@@ -235,48 +234,23 @@ func pair(a, b string) [2]string {
 }
 
 // CutPeers cuts node off from peers (every node it has a path with when empty), both ways: DROP
-// rules for each peer's address in node's INPUT and OUTPUT chains. A node that is down gets its
-// rules when it starts again; a cut lasts across restarts until healed.
+// rules for each peer's address in node's INPUT and OUTPUT chains. The rules live in the
+// container's network namespace, so a cut lasts across the server's restarts until healed.
 func (p *Provider) CutPeers(node string, peers []string) error {
-	n, peers, ips, err := p.peersOf(node, peers)
+	n, _, ips, err := p.peersOf(node, peers)
 	if err != nil {
 		return err
 	}
-	p.mu.Lock()
-	for _, q := range peers {
-		p.cuts[[2]string{node, q}] = true
-	}
-	p.mu.Unlock()
 	return n.applyCuts(ips, true)
 }
 
 // HealPeers undoes CutPeers.
 func (p *Provider) HealPeers(node string, peers []string) error {
-	n, peers, ips, err := p.peersOf(node, peers)
+	n, _, ips, err := p.peersOf(node, peers)
 	if err != nil {
 		return err
 	}
-	p.mu.Lock()
-	for _, q := range peers {
-		delete(p.cuts, [2]string{node, q})
-	}
-	p.mu.Unlock()
 	return n.applyCuts(ips, false)
-}
-
-// cutIPs are the addresses of the peers node is cut from now (re-applied after a restart).
-func (p *Provider) cutIPs(node string) []netip.Addr {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []netip.Addr
-	for k := range p.cuts {
-		if k[0] == node {
-			if q := p.nodes[k[1]]; q != nil {
-				out = append(out, q.ip)
-			}
-		}
-	}
-	return out
 }
 
 func (p *Provider) linkedPeers(node string) []string {

@@ -56,6 +56,7 @@ type node struct {
 	ports  map[string]int // host ports, by port name
 	held   []net.Listener // the reserved host ports, until the first start
 	c      *testcontainers.DockerContainer
+	execID string // the server's process: a docker exec in the container
 	closed bool
 }
 
@@ -223,9 +224,10 @@ func (n *node) state(ctx context.Context) (*container.State, error) {
 	return res.Container.State, nil
 }
 
-// Kill SIGKILLs the server, the container's PID 1, which takes the whole container down. It does
-// not wait. A frozen container is killed as it is thawed: the signal is sent first, so the server
-// runs no instruction after the thaw.
+// Kill SIGKILLs every process in the container but its idle PID 1 (the server and whatever it
+// forked), from the host, through the container's cgroup. It does not wait. A frozen container is
+// killed as it is thawed: the signals are sent first, so the server runs no instruction after
+// the thaw.
 func (n *node) Kill() error {
 	ctx, cancel := apiCtx()
 	defer cancel()
@@ -234,44 +236,54 @@ func (n *node) Kill() error {
 		return err
 	}
 	if !st.Running {
-		return nil
+		return fmt.Errorf("node %s: its container is not running", n.spec.Name)
+	}
+	if err := killAllBut(st.Pid); err != nil {
+		return fmt.Errorf("node %s: kill: %w", n.spec.Name, err)
 	}
 	if st.Paused {
-		if st.Pid > 0 {
-			_ = syscall.Kill(st.Pid, syscall.SIGKILL) // pending until the thaw (cgroup v1 freezer)
-		}
 		c, _ := n.container()
 		if _, err := n.p.cli.ContainerUnpause(ctx, c.GetContainerID(), client.ContainerUnpauseOptions{}); err != nil {
 			return fmt.Errorf("node %s: thaw to kill: %w", n.spec.Name, err)
 		}
 	}
-	c, _ := n.container()
-	if _, err := n.p.cli.ContainerKill(ctx, c.GetContainerID(), client.ContainerKillOptions{Signal: "KILL"}); err != nil &&
-		!strings.Contains(err.Error(), "is not running") {
-		return fmt.Errorf("node %s: kill: %w", n.spec.Name, err)
-	}
 	return nil
 }
 
-// killAndWait kills the server and waits until the container has stopped.
+// killAndWait kills the server and waits until it is gone.
 func (n *node) killAndWait(ctx context.Context) error {
 	if err := n.Kill(); err != nil {
 		return err
 	}
 	for {
-		st, err := n.state(ctx)
+		running, _, err := n.server(ctx)
 		if err != nil {
 			return err
 		}
-		if !st.Running {
+		if !running {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("node %s: still running after SIGKILL: %w", n.spec.Name, ctx.Err())
-		case <-time.After(readyPoll):
+		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// server reports whether the server's process runs, and its pid on the host.
+func (n *node) server(ctx context.Context) (bool, int, error) {
+	n.mu.Lock()
+	id := n.execID
+	n.mu.Unlock()
+	if id == "" {
+		return false, 0, nil
+	}
+	res, err := n.p.cli.ExecInspect(ctx, id, client.ExecInspectOptions{})
+	if err != nil {
+		return false, 0, fmt.Errorf("node %s: inspect its server: %w", n.spec.Name, err)
+	}
+	return res.Running, res.PID, nil
 }
 
 // SetClock sets the node's clock through libfaketime in its container.
@@ -285,33 +297,34 @@ func (n *node) SetClock(offset time.Duration, rate float64) error {
 	return nil
 }
 
-// firstStart creates the container and starts it; if a host port was taken meanwhile, it
-// removes the container and tries on fresh ports.
+// firstStart creates and starts the node's container, then its server. If a host port was taken
+// meanwhile, it removes the container and tries on fresh ports.
 func (n *node) firstStart(ctx context.Context) error {
 	n.restartMu.Lock()
 	defer n.restartMu.Unlock()
 	var err error
 	for i := 0; i < portAttempts; i++ {
-		if err = n.create(ctx); err != nil {
-			return err
-		}
-		if err = n.launch(ctx); !errors.Is(err, errPortInUse) {
-			return err
+		if err = n.create(ctx); !errors.Is(err, errPortInUse) {
+			break
 		}
 		n.p.o.Logger.Debug("host port taken, retrying on fresh ports", "node", n.spec.Name, "err", err)
-		n.remove()
 		if err := n.reservePorts(); err != nil {
 			return err
 		}
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return n.launch(ctx)
 }
 
 // errPortInUse means a host port the node publishes was taken by someone else.
 var errPortInUse = errors.New("host port already in use")
 
-// create creates the node's container (not started): its fixed address on the run's network, its
-// host ports on 127.0.0.1, its folder, NET_ADMIN for iptables, the run's labels.
+// create creates and starts the node's container: its fixed address on the run's network, its
+// host ports on 127.0.0.1, its folder, NET_ADMIN for iptables, the run's labels. Its PID 1 only
+// sleeps: the server runs beside it (launch), so a kill and a restart keep the container, and with
+// it the network namespace, the address, the published ports and the cuts in force.
 func (n *node) create(ctx context.Context) error {
 	n.mu.Lock()
 	if n.closed {
@@ -326,7 +339,7 @@ func (n *node) create(ctx context.Context) error {
 		exposed = append(exposed, cp.String())
 	}
 	n.mu.Unlock()
-	n.releasePorts() // Docker binds them at start; nothing of ours takes them meanwhile
+	n.releasePorts() // Docker binds them now; nothing of ours takes them meanwhile
 	labels := map[string]string{LabelNode: n.spec.Name}
 	for k, v := range n.p.labels {
 		labels[k] = v
@@ -336,7 +349,7 @@ func (n *node) create(ctx context.Context) error {
 		Image:          n.image,
 		Name:           "lockcheck-" + n.p.run + "-" + n.spec.Name,
 		Labels:         labels,
-		Cmd:            []string{"/bin/sh", ContainerDir + "/" + startScript},
+		Cmd:            []string{"sleep", "infinity"},
 		ExposedPorts:   exposed,
 		Networks:       []string{netName},
 		NetworkAliases: map[string][]string{netName: {n.spec.Name}},
@@ -355,22 +368,27 @@ func (n *node) create(ctx context.Context) error {
 			}
 		},
 	}
-	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req})
-	if err != nil {
-		if c != nil {
-			_ = c.Terminate(context.Background())
-		}
-		return fmt.Errorf("node %s: create container: %w", n.spec.Name, err)
+	began := time.Now()
+	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
+	if c != nil {
+		n.mu.Lock()
+		n.c = c.(*testcontainers.DockerContainer)
+		n.mu.Unlock()
 	}
-	n.mu.Lock()
-	n.c = c.(*testcontainers.DockerContainer)
-	n.mu.Unlock()
+	if err != nil {
+		_ = n.remove()
+		msg := err.Error()
+		if strings.Contains(msg, "address already in use") || strings.Contains(msg, "port is already allocated") {
+			return fmt.Errorf("node %s: %w: %v", n.spec.Name, errPortInUse, err)
+		}
+		return fmt.Errorf("node %s: start container from %s: %w", n.spec.Name, n.image, err)
+	}
+	n.p.o.Logger.Debug("container started", "node", n.spec.Name, "container", n.c.GetContainerID()[:12], "ip", n.ip, "took", time.Since(began))
 	return nil
 }
 
-// Restart kills the server if it runs and starts the same container again (same address, host
-// ports and folder; the command line asked afresh), waits until it is ready, and puts back the
-// cuts in force (a new start is a new network namespace).
+// Restart kills the server if it runs and starts it again in the same container (same address,
+// host ports, folder, clock and cuts; the command line asked afresh), and waits until it is ready.
 func (n *node) Restart(ctx context.Context) error {
 	n.restartMu.Lock()
 	defer n.restartMu.Unlock()
@@ -380,21 +398,11 @@ func (n *node) Restart(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for i := 0; i < portAttempts; i++ {
-		if err = n.launch(ctx); !errors.Is(err, errPortInUse) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	return err
+	return n.launch(ctx)
 }
 
-// launch writes the start script, starts the container and waits until the server is ready; on
-// failure the container is killed.
+// launch writes the start script, runs it in the container (docker exec) and waits until the
+// server is ready; on failure the server is killed.
 func (n *node) launch(ctx context.Context) error {
 	n.mu.Lock()
 	closed := n.closed
@@ -434,30 +442,29 @@ func (n *node) launch(ctx context.Context) error {
 		return err
 	}
 	began := time.Now()
-	if _, err := n.p.cli.ContainerStart(ctx, c.GetContainerID(), client.ContainerStartOptions{}); err != nil {
-		msg := err.Error()
-		if strings.Contains(msg, "address already in use") || strings.Contains(msg, "port is already allocated") {
-			return fmt.Errorf("node %s: %w: %v", n.spec.Name, errPortInUse, err)
-		}
-		return fmt.Errorf("node %s: start container: %w", n.spec.Name, err)
+	ex, err := n.p.cli.ExecCreate(ctx, c.GetContainerID(), client.ExecCreateOptions{Cmd: []string{"/bin/sh", ContainerDir + "/" + startScript}, WorkingDir: ContainerDir})
+	if err == nil {
+		_, err = n.p.cli.ExecStart(ctx, ex.ID, client.ExecStartOptions{Detach: true})
 	}
+	if err != nil {
+		return fmt.Errorf("node %s: start %s in its container: %w", n.spec.Name, args[0], err)
+	}
+	n.mu.Lock()
+	n.execID = ex.ID
+	n.mu.Unlock()
 	if err := n.waitReady(ctx); err != nil {
 		kctx, kcancel := context.WithTimeout(context.Background(), apiTimeout)
 		_ = n.killAndWait(kctx)
 		kcancel()
 		return fmt.Errorf("node %s (%s in container %s) not ready: %w; %s:\n%s", n.spec.Name, args[0], n.image, err, logFile, logTail(logFile, logStart))
 	}
-	if ips := n.p.cutIPs(n.spec.Name); len(ips) > 0 {
-		if err := n.applyCuts(ips, true); err != nil {
-			return err
-		}
-	}
-	n.p.o.Logger.Debug("node ready", "node", n.spec.Name, "container", c.GetContainerID()[:12], "ip", n.ip, "took", time.Since(began))
+	n.p.o.Logger.Debug("node ready", "node", n.spec.Name, "ip", n.ip, "took", time.Since(began))
 	return nil
 }
 
-// startScriptText is the shell script a container runs: the environment, the server's command
-// line (as another user if asked, owning the node's folder), its output appended to the log.
+// startScriptText is the shell script that starts the server: the environment, the server's
+// command line (as another user if asked, owning the node's folder), its output appended to the
+// log. exec: the server is the process docker exec started, so its pid is the server's.
 func startScriptText(name string, args, env []string, user, log string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# written by lockcheck before each start of node %s\n", name)
@@ -480,26 +487,26 @@ func startScriptText(name string, args, env []string, user, log string) string {
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// waitReady polls until the container runs, the spec's Ready check passes and the server listens
-// on its first port inside the container, or the container exits, or ctx ends.
+// waitReady polls until the spec's Ready check passes and the server listens on its first port
+// inside the container, or the server exits, or ctx ends.
 func (n *node) waitReady(ctx context.Context) error {
 	first := n.spec.Ports[0]
 	var last error
 	for {
-		st, err := n.state(ctx)
+		running, pid, err := n.server(ctx)
 		switch {
 		case err != nil:
 			last = err
-		case !st.Running:
-			return fmt.Errorf("exited with code %d", st.ExitCode)
+		case !running:
+			return errors.New("the server exited")
 		default:
 			last = nil
 			if n.spec.Ready != nil {
 				last = n.spec.Ready(ctx, n)
 			}
-			if last == nil {
-				// The server is the container's PID 1: its host pid's sockets are the container's.
-				ok, err := proc.ListensOn(st.Pid, first.Number)
+			if last == nil && pid > 0 {
+				// The host pid's sockets are the container's (one network namespace).
+				ok, err := proc.ListensOn(pid, first.Number)
 				switch {
 				case err != nil:
 					last = err
@@ -519,16 +526,13 @@ func (n *node) waitReady(ctx context.Context) error {
 }
 
 // applyCuts adds (or, with cut false, removes) DROP rules for each address in both directions,
-// inside the node's network namespace. A node that is not running gets them at its next start.
+// inside the node's network namespace, where they stay across the server's restarts.
 func (n *node) applyCuts(ips []netip.Addr, cut bool) error {
 	ctx, cancel := apiCtx()
 	defer cancel()
 	st, err := n.state(ctx)
 	if err != nil {
 		return err
-	}
-	if !st.Running {
-		return nil // launch applies the cuts in force
 	}
 	if st.Paused {
 		return fmt.Errorf("node %s: paused: its network rules cannot be changed until it is resumed", n.spec.Name)
@@ -565,6 +569,59 @@ func iptablesScript(ips []netip.Addr, cut bool) string {
 	return b.String()
 }
 
+// killAllBut SIGKILLs every process of the cgroup that pid (a container's PID 1) is in, except pid
+// itself. The cgroup is the container's: Docker puts each container's processes in their own.
+func killAllBut(pid int) error {
+	procs, err := cgroupProcs(pid)
+	if err != nil {
+		return err
+	}
+	for _, p := range procs {
+		if p != pid {
+			if err := syscall.Kill(p, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+				return fmt.Errorf("SIGKILL %d: %w", p, err)
+			}
+		}
+	}
+	return nil
+}
+
+// cgroupProcs lists the pids in pid's cgroup: cgroup v2 (one hierarchy), or v1's pids or freezer
+// hierarchy.
+func cgroupProcs(pid int) ([]int, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		switch {
+		case parts[0] == "0" && parts[1] == "":
+			files = append(files, filepath.Join("/sys/fs/cgroup", parts[2], "cgroup.procs"))
+		case parts[1] == "pids" || parts[1] == "freezer":
+			files = append(files, filepath.Join("/sys/fs/cgroup", parts[1], parts[2], "cgroup.procs"))
+		}
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var out []int
+		for _, s := range strings.Fields(string(b)) {
+			if p, err := strconv.Atoi(s); err == nil {
+				out = append(out, p)
+			}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("no cgroup.procs readable for pid %d (%s)", pid, strings.Join(files, ", "))
+}
+
 // Stop removes the container for good.
 func (n *node) Stop() error {
 	n.mu.Lock()
@@ -580,7 +637,7 @@ func (n *node) Stop() error {
 func (n *node) remove() error {
 	n.mu.Lock()
 	c := n.c
-	n.c = nil
+	n.c, n.execID = nil, ""
 	n.mu.Unlock()
 	if c == nil {
 		return nil
