@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages lockcheck's real servers come from, if they are missing:
-# redis-server, libfaketime (Redis nodes' clocks), zookeeper and a Java runtime; and chromium,
-# in which the report test opens a run's page. Uses sudo when not root. Safe to run again: it
+# redis-server, libfaketime (Redis nodes' clocks), zookeeper and a Java runtime; chromium, in
+# which the report test opens a run's page; and debootstrap, which makes the docker provider's base
+# image from Debian's packages (`lockcheck images`; Docker itself is not installed here). Uses sudo when not root. Safe to run again: it
 # installs only what is absent. lockcheck never uses the packages' own services: it starts its
 # own servers on free 127.0.0.1 ports.
 set -euo pipefail
@@ -12,6 +13,8 @@ command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 # chromium: the report test opens a run's report.html in it, headless.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# debootstrap: the docker provider's base image (providers/docker/images).
+command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || need+=(debootstrap)
 # zookeeper brings the server jar and the slf4j jars it needs (libslf4j-java).
 for jar in /usr/share/java/zookeeper.jar /usr/share/java/slf4j-api.jar /usr/share/java/slf4j-simple.jar; do
   if [ ! -e "$jar" ]; then
