@@ -84,7 +84,11 @@ func New(o providers.Options) (providers.Provider, error) {
 	}
 	p := &Provider{o: o, cli: cli, builder: images.NewBuilder(cli), run: runID(),
 		nodes: map[string]*node{}, linked: map[[2]string]bool{}, nextIP: 2}
-	p.builder.Log = func(format string, a ...any) { o.Logger.Debug(fmt.Sprintf(format, a...)) }
+	// A missing image is built before its first node starts, which takes up to a minute or two:
+	// say so where a person sees it, not only in the debug log.
+	p.builder.Log = func(format string, a ...any) {
+		fmt.Fprintf(os.Stderr, "lockcheck: docker provider: "+format+" (`lockcheck images` builds them all ahead)\n", a...)
+	}
 	p.labels = runLabels(p.run, o.Dir)
 	if n, err := Sweep(ctx, cli); err != nil {
 		o.Logger.Debug("removing leftovers of dead runs failed", "err", err)
