@@ -14,9 +14,7 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,7 +23,6 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/proc"
 	"github.com/lockcheck/lockcheck/internal/redisopt"
-	"github.com/lockcheck/lockcheck/internal/yamltime"
 	"github.com/lockcheck/lockcheck/locks"
 	. "github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/providers"
@@ -48,42 +45,6 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
-
-type recorder struct {
-	mu     sync.Mutex
-	events []history.Event
-}
-
-func (r *recorder) record(e history.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e)
-}
-
-func (r *recorder) all() []history.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]history.Event(nil), r.events...)
-}
-
-// client is a real process as a nemesis target: what link faults name.
-type client struct{ *proc.Process }
-
-func (c client) Pause() error  { return c.Stop() }
-func (c client) Resume() error { return c.Cont() }
-
-func sleeper(t *testing.T) client {
-	t.Helper()
-	p, err := proc.StartProcess(exec.Command("sleep", "60"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Kill() })
-	return client{p}
-}
-
-func dur(d time.Duration) yamltime.Duration  { return yamltime.Duration(d) }
-func signed(d time.Duration) yamltime.Signed { return yamltime.Signed(d) }
 
 // cluster is a started Redis lock service with links for client-1.
 type cluster struct{ *services.Topology }

@@ -1,8 +1,7 @@
-package nemesis
+package nemesis_test
 
 import (
 	"context"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -10,62 +9,8 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
-	"github.com/lockcheck/lockcheck/internal/proc"
+	. "github.com/lockcheck/lockcheck/nemesis"
 )
-
-// recorder collects what the nemesis records.
-type recorder struct {
-	mu     sync.Mutex
-	events []history.Event
-}
-
-func (r *recorder) record(e history.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e)
-}
-
-func (r *recorder) all() []history.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]history.Event(nil), r.events...)
-}
-
-// sleepProc is a real process as a nemesis target.
-type sleepProc struct{ *proc.Process }
-
-func (p sleepProc) Pause() error  { return p.Stop() }
-func (p sleepProc) Resume() error { return p.Cont() }
-
-func sleeper(t *testing.T) sleepProc {
-	t.Helper()
-	p, err := proc.StartProcess(exec.Command("sleep", "60"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Kill() })
-	return sleepProc{p}
-}
-
-// Kind names, as scenarios write them.
-const (
-	PauseFault     = history.Pause
-	KillFault      = history.Kill
-	ClockFault     = history.Clock
-	CrashFault     = history.Crash
-	PartitionFault = history.Partition
-	DelayFault     = history.Delay
-	StrobeFault    = history.Strobe
-)
-
-func state(t *testing.T, p sleepProc) byte {
-	t.Helper()
-	s, err := p.State()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 func TestTimedPauseStopsTheRealProcessThenResumesIt(t *testing.T) {
 	p := sleeper(t)
@@ -75,11 +20,11 @@ func TestTimedPauseStopsTheRealProcessThenResumesIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
-	if s := state(t, p); s != 'T' {
+	if s := stateOf(t, p); s != 'T' {
 		t.Fatalf("process state during the pause = %c, want T (stopped)", s)
 	}
 	time.Sleep(400 * time.Millisecond)
-	if s := state(t, p); s == 'T' {
+	if s := stateOf(t, p); s == 'T' {
 		t.Fatalf("process still stopped after the pause ended")
 	}
 	n.Heal()
@@ -98,11 +43,11 @@ func TestHealEndsAPauseEarlyAndLeavesNothingStopped(t *testing.T) {
 	n := New(map[string]Target{"n1": p}, rec.record)
 	_ = n.Start(Schedule{Faults: []Fault{{Kind: PauseFault, Target: "n1", At: dur(0), For: dur(time.Hour)}}})
 	time.Sleep(100 * time.Millisecond)
-	if s := state(t, p); s != 'T' {
+	if s := stateOf(t, p); s != 'T' {
 		t.Fatalf("state = %c, want T", s)
 	}
 	n.Heal()
-	if s := state(t, p); s == 'T' {
+	if s := stateOf(t, p); s == 'T' {
 		t.Fatal("Heal left the process stopped")
 	}
 	ev := rec.all()
@@ -140,7 +85,7 @@ func TestUnplannedStopIsResumedAtOnce(t *testing.T) {
 	_ = p.Stop()
 	n.Stopped("client-1", "before-write", 7)
 	time.Sleep(50 * time.Millisecond)
-	if s := state(t, p); s == 'T' {
+	if s := stateOf(t, p); s == 'T' {
 		t.Fatal("a client stopped at an unplanned point was left frozen")
 	}
 }
@@ -251,7 +196,7 @@ func TestPointFaultPlannedBeforeStartIsHonouredEvenIfReachedBeforeStart(t *testi
 	_ = p.Stop()
 	n.Stopped("client-1", "after-acquire", 1) // before Start
 	time.Sleep(100 * time.Millisecond)
-	if st := state(t, p); st != 'T' {
+	if st := stateOf(t, p); st != 'T' {
 		t.Fatalf("the planned pause was skipped: state %c", st)
 	}
 	if err := n.Start(s); err != nil {
@@ -376,7 +321,7 @@ func TestPartitionAtAProgramPointLetsTheClientGoOn(t *testing.T) {
 	_ = p.Stop()
 	n.Stopped("client-1", "after-acquire", 1)
 	time.Sleep(100 * time.Millisecond)
-	if s := state(t, p); s == 'T' {
+	if s := stateOf(t, p); s == 'T' {
 		t.Fatal("the client stayed frozen after a partition at its program point")
 	}
 	n.Heal()

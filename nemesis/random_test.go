@@ -1,4 +1,4 @@
-package nemesis
+package nemesis_test
 
 import (
 	"math/rand/v2"
@@ -6,13 +6,15 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	. "github.com/lockcheck/lockcheck/nemesis"
 )
 
 func draws(r Random, n int) []Fault {
 	rng := rand.New(rand.NewPCG(uint64(r.Seed), 0x6e656d65))
 	var out []Fault
 	for range n {
-		f, ok := r.draw(rng)
+		f, ok := r.Draw(rng)
 		if !ok {
 			break
 		}
@@ -46,7 +48,7 @@ func TestRandomDrawsSuitEachKindAndStayWithinBounds(t *testing.T) {
 				t.Fatalf("a kill with a length: %+v", f)
 			}
 		case ClockFault:
-			if f.Offset == 0 || f.Offset.D() < -d(r.MaxOffset) || f.Offset.D() > d(r.MaxOffset) {
+			if f.Offset == 0 || f.Offset.D() < -r.MaxOffset.D() || f.Offset.D() > r.MaxOffset.D() {
 				t.Fatalf("clock offset %s outside ±%s (or zero)", f.Offset, r.MaxOffset)
 			}
 		case PartitionFault, DelayFault:
@@ -97,7 +99,7 @@ func TestRandomPauseOnlyDrawsAreUnchanged(t *testing.T) {
 	for _, f := range draws(r, 20) {
 		kind := r.Faults[rng.IntN(1)]
 		target := r.Targets[rng.IntN(2)]
-		length := dur(between(rng, d(r.MinFor), d(r.MaxFor)))
+		length := dur(Between(rng, r.MinFor.D(), r.MaxFor.D()))
 		if f.Kind != kind || f.Target != target || f.For != length || f.Offset != 0 || f.Nodes != nil {
 			t.Fatalf("draw %+v, want %s %s %s", f, kind, target, length)
 		}
