@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/lockcheck/lockcheck/internal/yamlpos"
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/providers"
@@ -56,7 +57,7 @@ func Parse(path string, src []byte) (*Scenario, error) {
 	if err := yaml.Unmarshal(src, &root); err != nil {
 		return nil, yamlErrors(path, nil, err)
 	}
-	idx := indexFields(&root)
+	idx := yamlpos.New(&root)
 	var s Scenario
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	dec.KnownFields(true) // a misspelt field is an error, not a silent default
@@ -68,7 +69,7 @@ func Parse(path string, src []byte) (*Scenario, error) {
 	if errs := s.validate(); len(errs) > 0 {
 		for _, e := range errs {
 			e.File = path
-			e.Line = idx.line(e.Field)
+			e.Line = idx.Line(e.Field)
 		}
 		return nil, joinErrors(errs)
 	}
@@ -78,7 +79,7 @@ func Parse(path string, src []byte) (*Scenario, error) {
 var lineRE = regexp.MustCompile(`^line (\d+): (.*)$`)
 
 // yamlErrors turns yaml.v3's "line N: ..." messages into Errors that also name the field there.
-func yamlErrors(path string, idx fieldIndex, err error) error {
+func yamlErrors(path string, idx yamlpos.Index, err error) error {
 	var msgs []string
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
@@ -93,7 +94,7 @@ func yamlErrors(path string, idx fieldIndex, err error) error {
 		if g := lineRE.FindStringSubmatch(m); g != nil {
 			e.Line, _ = strconv.Atoi(g[1])
 			e.Msg = g[2]
-			e.Field = idx.fieldAt(e.Line)
+			e.Field = idx.FieldAt(e.Line)
 		}
 		errs = append(errs, e)
 	}
@@ -106,66 +107,6 @@ func joinErrors(errs []*Error) error {
 		out[i] = e
 	}
 	return errors.Join(out...)
-}
-
-// fieldIndex maps dotted field paths to the line where each is written, and back.
-type fieldIndex map[string]int
-
-func indexFields(root *yaml.Node) fieldIndex {
-	idx := fieldIndex{}
-	var walk func(n *yaml.Node, path string)
-	walk = func(n *yaml.Node, path string) {
-		switch n.Kind {
-		case yaml.DocumentNode:
-			for _, c := range n.Content {
-				walk(c, path)
-			}
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				p := n.Content[i].Value
-				if path != "" {
-					p = path + "." + p
-				}
-				idx[p] = n.Content[i].Line
-				walk(n.Content[i+1], p)
-			}
-		case yaml.SequenceNode:
-			for i, c := range n.Content {
-				p := fmt.Sprintf("%s[%d]", path, i)
-				idx[p] = c.Line
-				walk(c, p)
-			}
-		}
-	}
-	walk(root, "")
-	return idx
-}
-
-// line finds the line of a field, or of its nearest written parent (a missing field is reported
-// where its parent is).
-func (idx fieldIndex) line(field string) int {
-	for p := field; p != ""; {
-		if l, ok := idx[p]; ok {
-			return l
-		}
-		cut := strings.LastIndexAny(p, ".[")
-		if cut < 0 {
-			break
-		}
-		p = p[:cut]
-	}
-	return 0
-}
-
-// fieldAt names the deepest field written on a line.
-func (idx fieldIndex) fieldAt(line int) string {
-	best := ""
-	for p, l := range idx {
-		if l == line && len(p) > len(best) {
-			best = p
-		}
-	}
-	return best
 }
 
 func (s *Scenario) applyDefaults() {

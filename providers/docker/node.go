@@ -456,7 +456,7 @@ func (n *node) launch(ctx context.Context) error {
 		kctx, kcancel := context.WithTimeout(context.Background(), apiTimeout)
 		_ = n.killAndWait(kctx)
 		kcancel()
-		return fmt.Errorf("node %s (%s in container %s) not ready: %w; %s:\n%s", n.spec.Name, args[0], n.image, err, logFile, logTail(logFile, logStart))
+		return fmt.Errorf("node %s (%s in container %s) not ready: %w; %s:\n%s", n.spec.Name, args[0], n.image, err, logFile, providers.LogTail(logFile, logStart))
 	}
 	n.p.o.Logger.Debug("node ready", "node", n.spec.Name, "ip", n.ip, "took", time.Since(began))
 	return nil
@@ -657,27 +657,4 @@ func fileSize(path string) int64 {
 		return 0
 	}
 	return st.Size()
-}
-
-// logTail returns the last lines written to path from offset on.
-func logTail(path string, offset int64) string {
-	const max = 4096
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Sprintf("(cannot read log: %v)", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Sprintf("(cannot read log: %v)", err)
-	}
-	if st.Size()-offset > max {
-		offset = st.Size() - max
-	}
-	b, _ := io.ReadAll(io.NewSectionReader(f, offset, st.Size()-offset))
-	s := strings.TrimRight(string(b), "\n")
-	if s == "" {
-		return "(log empty)"
-	}
-	return s
 }

@@ -3,14 +3,15 @@ package external
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/lockcheck/lockcheck/internal/yamlpos"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -82,11 +83,11 @@ func Parse(path string, src []byte) (*Endpoints, error) {
 		return nil, fmt.Errorf("%s; an endpoints file has nodes: (name: {ports: {port: host:port}, advertised:, hooks:}) and hooks: (%s)",
 			strings.Join(out, "\n"), strings.Join(Actions, ", "))
 	}
-	lines := lineIndex(&root)
+	lines := yamlpos.New(&root)
 	var problems []string
 	bad := func(field, format string, a ...any) {
 		loc := path
-		if l := lines.line(field); l > 0 {
+		if l := lines.Line(field); l > 0 {
 			loc += ":" + strconv.Itoa(l)
 		}
 		problems = append(problems, fmt.Sprintf("%s: %s: %s", loc, field, fmt.Sprintf(format, a...)))
@@ -95,7 +96,7 @@ func Parse(path string, src []byte) (*Endpoints, error) {
 		bad("nodes", "no nodes: name each server of your cluster with the name the scenario's service gives it (n1.., s1.., zk1..) and its ports")
 	}
 	checkHooks := func(prefix string, hooks map[string]string) {
-		for _, a := range sortedKeys(hooks) {
+		for _, a := range slices.Sorted(maps.Keys(hooks)) {
 			if !slices.Contains(Actions, a) {
 				bad(prefix+"."+a, "no such action; hooks can be given for: %s", strings.Join(Actions, ", "))
 			} else if strings.TrimSpace(hooks[a]) == "" {
@@ -104,7 +105,7 @@ func Parse(path string, src []byte) (*Endpoints, error) {
 		}
 	}
 	checkHooks("hooks", f.Hooks)
-	for _, name := range sortedKeys(f.Nodes) {
+	for _, name := range slices.Sorted(maps.Keys(f.Nodes)) {
 		n := f.Nodes[name]
 		field := "nodes." + name
 		if len(n.Ports) == 0 {
@@ -114,15 +115,15 @@ func Parse(path string, src []byte) (*Endpoints, error) {
 			field string
 			m     map[string]string
 		}{{".ports", n.Ports}, {".advertised", n.Advertised}} {
-			for _, port := range sortedKeys(group.m) {
+			for _, port := range slices.Sorted(maps.Keys(group.m)) {
 				if _, p, err := net.SplitHostPort(group.m[port]); err != nil || p == "" {
 					bad(field+group.field+"."+port, "%q is not host:port", group.m[port])
 				}
 			}
 		}
-		for _, port := range sortedKeys(n.Advertised) {
+		for _, port := range slices.Sorted(maps.Keys(n.Advertised)) {
 			if _, ok := n.Ports[port]; !ok {
-				bad(field+".advertised."+port, "no such port in ports (%s)", strings.Join(sortedKeys(n.Ports), ", "))
+				bad(field+".advertised."+port, "no such port in ports (%s)", strings.Join(slices.Sorted(maps.Keys(n.Ports)), ", "))
 			}
 		}
 		checkHooks(field+".hooks", n.Hooks)
@@ -150,55 +151,4 @@ func (e *Endpoints) Hook(node, action string) string {
 }
 
 // Names lists the nodes, sorted.
-func (e *Endpoints) Names() []string { return sortedKeys(e.Nodes) }
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// lines maps dotted field paths of a YAML document to their lines.
-type lines map[string]int
-
-func lineIndex(root *yaml.Node) lines {
-	idx := lines{}
-	var walk func(n *yaml.Node, path string)
-	walk = func(n *yaml.Node, path string) {
-		switch n.Kind {
-		case yaml.DocumentNode:
-			for _, c := range n.Content {
-				walk(c, path)
-			}
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				p := n.Content[i].Value
-				if path != "" {
-					p = path + "." + p
-				}
-				idx[p] = n.Content[i].Line
-				walk(n.Content[i+1], p)
-			}
-		}
-	}
-	walk(root, "")
-	return idx
-}
-
-// line is the line of field, or of its nearest written parent.
-func (l lines) line(field string) int {
-	for p := field; p != ""; {
-		if n, ok := l[p]; ok {
-			return n
-		}
-		i := strings.LastIndexByte(p, '.')
-		if i < 0 {
-			break
-		}
-		p = p[:i]
-	}
-	return 0
-}
+func (e *Endpoints) Names() []string { return slices.Sorted(maps.Keys(e.Nodes)) }

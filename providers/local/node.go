@@ -352,7 +352,7 @@ func (n *node) launch(ctx context.Context) error {
 	if err := n.waitReady(ctx, p); err != nil {
 		_ = p.Kill()
 		_ = p.Wait()
-		tail := logTail(logFile, logStart)
+		tail := providers.LogTail(logFile, logStart)
 		if strings.Contains(strings.ToLower(tail), "address already in use") {
 			return fmt.Errorf("node %s: %w", n.spec.Name, errPortInUse)
 		}
@@ -411,27 +411,4 @@ func (n *node) waitReady(ctx context.Context, p *proc.Process) error {
 		case <-time.After(readyPoll):
 		}
 	}
-}
-
-// logTail returns the last lines of what was written to path from offset on.
-func logTail(path string, offset int64) string {
-	const max = 4096
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Sprintf("(cannot read log: %v)", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Sprintf("(cannot read log: %v)", err)
-	}
-	if st.Size()-offset > max {
-		offset = st.Size() - max
-	}
-	b, _ := io.ReadAll(io.NewSectionReader(f, offset, st.Size()-offset))
-	s := strings.TrimRight(string(b), "\n")
-	if s == "" {
-		return "(log empty)"
-	}
-	return s
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -127,7 +126,7 @@ func killPrimaryAndWait(t testing.TB, topo *services.Topology) (providers.Node, 
 	}
 	for _, s := range topo.Plan.Servers {
 		if strings.HasPrefix(s, "s") {
-			t.Logf("%s log:\n%s", s, logTail(filepath.Join(node(t, topo, s).Dir(), "sentinel.log")))
+			t.Logf("%s log:\n%s", s, providers.LogTail(filepath.Join(node(t, topo, s).Dir(), "sentinel.log"), 0))
 		}
 	}
 	t.Fatalf("no failover within 20s of killing %s", old.Name())
@@ -150,18 +149,6 @@ func writeUntilOK(t testing.TB, rc *goredis.Client, key, value string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("SET %s through Sentinel never succeeded: %v", key, err)
-}
-
-// logTail is the end of a log file, for a failure's message.
-func logTail(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	if len(b) > 3000 {
-		b = b[len(b)-3000:]
-	}
-	return string(b)
 }
 
 // cutReplication cuts replica r's path to the primary n1 (the nemesis's partition of a server
