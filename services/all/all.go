@@ -6,6 +6,8 @@ import (
 	_ "github.com/lockcheck/lockcheck/providers/docker"
 	_ "github.com/lockcheck/lockcheck/providers/external"
 	_ "github.com/lockcheck/lockcheck/providers/local"
+	_ "github.com/lockcheck/lockcheck/services/mariadb"
+	_ "github.com/lockcheck/lockcheck/services/postgres"
 	_ "github.com/lockcheck/lockcheck/services/redis"
 	_ "github.com/lockcheck/lockcheck/services/zookeeper"
 )

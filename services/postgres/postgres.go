@@ -1,0 +1,242 @@
+// Package postgres is the PostgreSQL lock service: one server (Debian's postgresql) with its data
+// folder in the run folder, made by initdb at the first start, for the advisory-lock designs. The
+// server runs as the user postgres (it refuses root), trusts every connection (it is reached
+// only through the run's own links) and takes its idle limits from the scenario's `server:`
+// block, so a scenario can make it end a paused holder's session.
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lockcheck/lockcheck/internal/yamltime"
+	"github.com/lockcheck/lockcheck/locks"
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/providers"
+	"github.com/lockcheck/lockcheck/services"
+)
+
+// Kind is the PostgreSQL lock service.
+type Kind struct{}
+
+func init() { services.Register(Kind{}) }
+
+// Name is "postgres".
+func (Kind) Name() string { return locks.PostgreSQL }
+
+// ClientPort is the name of the server's port; ContainerPort its number in a container.
+const (
+	ClientPort    = "client"
+	ContainerPort = 5432
+)
+
+// Node is the one server's name.
+const Node = "db1"
+
+// User is the operating-system user the server runs as, and the database user clients connect
+// as; Database the database they use.
+const (
+	User     = "postgres"
+	Database = "postgres"
+)
+
+const noClock = "no database lock reads the server's clock (none expires by time): skew a client's clock instead"
+
+// Settings are the scenario's `server:` block for PostgreSQL: server parameters of the same name,
+// in whole milliseconds; 0 (unset) keeps the server's default (off).
+type Settings struct {
+	// IdleInTransactionSessionTimeout ends a session idle this long inside a transaction: its
+	// transaction-level advisory locks go with it.
+	IdleInTransactionSessionTimeout yamltime.Duration `yaml:"idle_in_transaction_session_timeout"`
+	// IdleSessionTimeout ends a session idle this long outside a transaction: its session-level
+	// advisory locks go with it.
+	IdleSessionTimeout yamltime.Duration `yaml:"idle_session_timeout"`
+}
+
+func (s Settings) args() []string {
+	var out []string
+	add := func(param string, d yamltime.Duration) {
+		if d != 0 {
+			out = append(out, "-c", fmt.Sprintf("%s=%d", param, d.D().Milliseconds()))
+		}
+	}
+	add("idle_in_transaction_session_timeout", s.IdleInTransactionSessionTimeout)
+	add("idle_session_timeout", s.IdleSessionTimeout)
+	return out
+}
+
+// Plan lays out the one server db1.
+func (Kind) Plan(s services.Spec, bad services.Report) *services.Plan {
+	var set Settings
+	services.DecodeServer(s, &set, bad)
+	for name, d := range map[string]yamltime.Duration{"idle_in_transaction_session_timeout": set.IdleInTransactionSessionTimeout,
+		"idle_session_timeout": set.IdleSessionTimeout} {
+		if d != 0 && d.D()%time.Millisecond != 0 {
+			bad("server."+name, "%s: PostgreSQL takes whole milliseconds", d.D())
+		}
+	}
+	if s.Nodes != 1 {
+		bad("nodes", "the PostgreSQL service is one server; %s runs on 1 node, got %d", s.Design.Name, s.Nodes)
+	}
+	for field, set := range map[string]bool{"persistence": s.Persistence != "", "replicas": s.Replicas != 0, "sentinels": s.Sentinels != 0} {
+		if set {
+			bad(field, "applies to Redis lock nodes only; %s runs on PostgreSQL", s.Design.Name)
+		}
+	}
+	p := &services.Plan{Nodes: []string{Node}, Servers: []string{Node}, MinTTL: time.Millisecond, Detail: set}
+	p.Targets = []nemesis.TargetInfo{{Name: Node, Restart: true, NoClock: noClock}}
+	return p
+}
+
+// Start starts db1 and waits until it answers queries.
+func (Kind) Start(ctx context.Context, p *services.Plan, env services.Env) (services.Instance, error) {
+	set, _ := p.Detail.(Settings)
+	if err := env.Provider.Add(Spec(Node, set)); err != nil {
+		return nil, err
+	}
+	n, err := env.Provider.Start(ctx, Node)
+	if err != nil {
+		return nil, err
+	}
+	return instance{node: n}, nil
+}
+
+// Spec describes one PostgreSQL server with settings set.
+func Spec(name string, set Settings) providers.NodeSpec {
+	return providers.NodeSpec{
+		Name:    name,
+		Image:   "postgres",
+		Ports:   []providers.Port{{Name: ClientPort, Number: ContainerPort}},
+		LogFile: "postgres.log",
+		User:    User,
+		Needs:   needs(),
+		Command: func(pl providers.Placement) ([]string, error) {
+			if err := reachable(pl.HostDir); err != nil {
+				return nil, err
+			}
+			return []string{"/bin/sh", "-c", script(pl, set)}, nil
+		},
+		Ready: func(ctx context.Context, n providers.Node) error { return Ping(ctx, n.Addr(ClientPort)) },
+	}
+}
+
+// script makes the data folder on the first start (initdb) and then runs the server in the
+// shell's place, so the process the provider pauses and kills is the server itself. It finds
+// the programs on PATH or in Debian's versioned folder, so it runs the same on the machine and
+// in a container.
+func script(pl providers.Placement, set Settings) string {
+	data := pl.Dir + "/data"
+	server := []string{"postgres", "-D", quote(data),
+		"-p", strconv.Itoa(pl.Ports[ClientPort]),
+		"-c", "listen_addresses=" + quote(pl.Host),
+		"-c", "unix_socket_directories=''", // TCP only: a run folder's path may be too long for a socket
+		// A killed server loses nothing the OS already has: no fsync (lockcheck simulates no
+		// machine crash), and a small server.
+		"-c", "fsync=off", "-c", "full_page_writes=off",
+		"-c", "shared_buffers=16MB", "-c", "max_connections=100",
+		"-c", "logging_collector=off",
+	}
+	server = append(server, set.args()...)
+	return strings.Join([]string{
+		"set -e",
+		`PATH="$PATH:$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"`,
+		"if [ ! -s " + quote(data+"/PG_VERSION") + " ]; then",
+		"  rm -rf " + quote(data) + " # left half made by a start that was killed",
+		"  initdb -D " + quote(data) + " -U " + User + " --auth=trust --no-sync -E UTF8 --locale=C >/dev/null",
+		`  echo "host all all all trust" >> ` + quote(data+"/pg_hba.conf"),
+		"fi",
+		"exec " + strings.Join(server, " "),
+	}, "\n")
+}
+
+// quote makes s one word for sh.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// needs: Debian keeps the programs in a versioned folder, off PATH.
+func needs() []providers.Need {
+	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres")
+	if len(bins) > 0 {
+		return []providers.Need{{Path: bins[len(bins)-1], Package: "postgresql"}}
+	}
+	return []providers.Need{{Path: "/usr/lib/postgresql/15/bin/postgres", Package: "postgresql"}}
+}
+
+// reachable checks, when the harness is root (and so the server runs as User), that User can pass
+// through every folder above dir: else the server cannot reach its own data folder and fails with
+// a bare "permission denied".
+func reachable(dir string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	u, err := user.Lookup(User)
+	if err != nil {
+		return fmt.Errorf("PostgreSQL runs as user %s: %w", User, err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err != nil {
+			return err
+		}
+		owner := -1
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+			owner = int(sys.Uid)
+		}
+		if owner != uid && st.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("PostgreSQL runs as user %s, which cannot enter %s (mode %#o): put the results folder "+
+				"where others may pass, or chmod o+x %s", User, d, st.Mode().Perm(), d)
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
+}
+
+// ConnString is what a client dials: the server at addr as user on database, with a bounded
+// connect.
+func ConnString(addr, user, database string, timeout time.Duration) string {
+	host, port, _ := strings.Cut(addr, ":")
+	return fmt.Sprintf("host=%s port=%s user=%s dbname=%s sslmode=disable connect_timeout=%d",
+		host, port, user, database, max(1, int(timeout/time.Second)))
+}
+
+// Ping connects to the server at addr and runs a query.
+func Ping(ctx context.Context, addr string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, ConnString(addr, User, Database, time.Second))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	var one int
+	if err := conn.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("postgres at %s: %w", addr, err)
+	}
+	return nil
+}
+
+// instance is the started server.
+type instance struct{ node providers.Node }
+
+func (i instance) Upstream(string) string { return i.node.Addr(ClientPort) }
+
+// Endpoints: the client's link to db1, and the database and user to connect with.
+func (i instance) Endpoints(_ string, link func(string) string) locks.Endpoints {
+	return locks.Endpoints{Nodes: []string{link(Node)},
+		Params: map[string]string{locks.ParamDatabase: Database, locks.ParamUser: User}}
+}
+
+// Targets: db1 (a restart waits until it answers queries: the provider's Ready).
+func (i instance) Targets() map[string]nemesis.Target { return map[string]nemesis.Target{Node: i.node} }
+
+func (instance) Stop() error { return nil }
