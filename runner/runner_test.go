@@ -22,7 +22,19 @@ func TestMain(m *testing.M) {
 }
 
 func testOptions(t *testing.T) Options {
-	return Options{ResultsDir: t.TempDir(), Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), workloads.TestWorkerEnv)}
+	return Options{ResultsDir: passableTempDir(t), Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), workloads.TestWorkerEnv)}
+}
+
+// passableTempDir is a t.TempDir that other users may pass through: a server that runs as its own
+// user (PostgreSQL as postgres) must reach its folder in the run folder.
+func passableTempDir(t *testing.T) string {
+	dir := t.TempDir()
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // Every shipped scenario, run once against real servers, must reach the verdict its expect block
@@ -91,8 +103,13 @@ var fastDebate = []string{
 func assertRunFolder(t *testing.T, sc *scenarios.Scenario, dir string) {
 	t.Helper()
 	nodeLog := "servers/n1/redis.log"
-	if sc.Service() == locks.ZooKeeper {
+	switch sc.Service() {
+	case locks.ZooKeeper:
 		nodeLog = "servers/zk1/zookeeper.log"
+	case locks.MariaDB:
+		nodeLog = "servers/db1/mariadb.log"
+	case locks.PostgreSQL:
+		nodeLog = "servers/db1/postgres.log"
 	}
 	for _, f := range []string{HistoryFile, ScenarioFile, VerdictFile, nodeLog, "servers/resource/redis.log", "logs/client-1.log"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
