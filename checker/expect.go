@@ -25,6 +25,8 @@ type RegisterExpect struct {
 type LivenessExpect struct {
 	Stuck           *bool `yaml:"stuck" json:"stuck,omitempty"`
 	MinAcquisitions *int  `yaml:"min_acquisitions" json:"min_acquisitions,omitempty"`
+	// UnknownAcquires: whether some acquire ended with its outcome unknown (history "info").
+	UnknownAcquires *bool `yaml:"unknown_acquires" json:"unknown_acquires,omitempty"`
 }
 
 // Mismatch is one expectation the verdict did not meet.
@@ -106,6 +108,10 @@ func (e Expect) Match(v Verdict) []Mismatch {
 	if l := e.Liveness; l != nil {
 		if l.Stuck != nil && *l.Stuck != v.Liveness.Stuck {
 			miss("liveness.stuck", strconv.FormatBool(*l.Stuck), strconv.FormatBool(v.Liveness.Stuck))
+		}
+		if l.UnknownAcquires != nil && *l.UnknownAcquires != (v.Liveness.AcquireUnknown > 0) {
+			miss("liveness.unknown_acquires", strconv.FormatBool(*l.UnknownAcquires),
+				fmt.Sprintf("%t (%d)", v.Liveness.AcquireUnknown > 0, v.Liveness.AcquireUnknown))
 		}
 		if l.MinAcquisitions != nil && v.Liveness.Acquisitions < *l.MinAcquisitions {
 			miss("liveness.min_acquisitions", strconv.Itoa(*l.MinAcquisitions), strconv.Itoa(v.Liveness.Acquisitions))

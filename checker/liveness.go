@@ -22,8 +22,10 @@ func liveness(ops []op, tl timelines, b bounds, stuckAfter time.Duration) Livene
 			l.Acquisitions++
 			latencies = append(latencies, time.Duration(o.done.Time-o.invoke.Time))
 			lastOK = max(lastOK, o.done.Time)
-		case history.Fail, history.Info:
+		case history.Fail:
 			l.AcquireFailures++
+		case history.Info:
+			l.AcquireUnknown++
 		}
 	}
 	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
@@ -42,6 +44,7 @@ func liveness(ops []op, tl timelines, b bounds, stuckAfter time.Duration) Livene
 		last := windows[n-1]
 		if d := time.Duration(last.end - last.start); lastOK < last.end && d > stuckAfter {
 			l.Stuck, l.StuckFor = true, d
+			l.StuckUnknown = unknownTakers(ops, last.end)
 		}
 	}
 	return l
@@ -96,5 +99,29 @@ func unavailableWindows(tl timelines, end int64) []window {
 	if open {
 		out = append(out, window{since, max(end, since)})
 	}
+	return out
+}
+
+// unknownTakers lists the clients whose last acquire before end ended unknown (info) and was not
+// followed by an acquisition of theirs: the attempt may have taken the lock at any time after it
+// was sent, so it may be what holds a lock nobody believes they hold.
+func unknownTakers(ops []op, end int64) []string {
+	last := map[string]*op{}
+	for i := range ops {
+		o := &ops[i]
+		if o.f != history.Acquire || o.done == nil || o.invoke.Time >= end {
+			continue
+		}
+		if t := o.done.Type; t == history.OK || t == history.Info {
+			last[o.process] = o
+		}
+	}
+	var out []string
+	for c, o := range last {
+		if o.done.Type == history.Info {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return LessClient(out[i], out[j]) })
 	return out
 }

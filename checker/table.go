@@ -41,7 +41,11 @@ func Table(v Verdict, w io.Writer) error {
 		stuck = "YES, for " + Human(l.StuckFor)
 	}
 	fmt.Fprintln(tw, "\nliveness\tacquisitions\tfailures\tp50\tp99\tlongest unavailable\tstuck")
-	fmt.Fprintf(tw, "\t%d\t%d\t%s\t%s\t%s\t%s\n", l.Acquisitions, l.AcquireFailures,
+	failures := strconv.Itoa(l.AcquireFailures)
+	if l.AcquireUnknown > 0 {
+		failures += fmt.Sprintf(" (+%d unknown)", l.AcquireUnknown)
+	}
+	fmt.Fprintf(tw, "\t%d\t%s\t%s\t%s\t%s\t%s\n", l.Acquisitions, failures,
 		Human(l.AcquireLatencyP50), Human(l.AcquireLatencyP99), Human(l.LongestUnavailable), stuck)
 	return tw.Flush()
 }

@@ -70,8 +70,12 @@ func (r RegisterVerdict) StaleRejected() int { return r.ReadsRejected + r.Writes
 
 // Liveness says how available the lock was.
 type Liveness struct {
-	Acquisitions      int           `json:"acquisitions"`
-	AcquireFailures   int           `json:"acquire_failures"` // fail and info completions
+	Acquisitions    int `json:"acquisitions"`
+	AcquireFailures int `json:"acquire_failures"` // fail completions: certainly not taken
+	// AcquireUnknown counts acquires that ended with their outcome unknown (info: a timeout, a
+	// lost reply). The client does not believe it holds the lock, but the attempt may have taken
+	// it: such an acquire is neither a hold nor a failure.
+	AcquireUnknown    int           `json:"acquire_unknown"`
 	AcquireLatencyP50 time.Duration `json:"acquire_latency_p50_ns"`
 	AcquireLatencyP99 time.Duration `json:"acquire_latency_p99_ns"`
 	// LongestUnavailable is the longest window in which some live client wanted the lock and no
@@ -82,4 +86,8 @@ type Liveness struct {
 	// Options.StuckAfter — the lock was never freed (e.g. its holder died and it has no TTL).
 	Stuck    bool          `json:"stuck"`
 	StuckFor time.Duration `json:"stuck_for_ns"`
+	// StuckUnknown names the clients whose acquire of unknown outcome, made before the lock got
+	// stuck and never followed by an acquisition of theirs, may have taken the lock that nobody
+	// believed it held: a stuck lock without a dead holder.
+	StuckUnknown []string `json:"stuck_unknown_acquires,omitempty"`
 }

@@ -103,14 +103,23 @@ func livenessSentence(l Liveness) string {
 	if l.Acquisitions == 0 {
 		return "No client ever acquired the lock."
 	}
+	attempts := plural(l.AcquireFailures, "failed attempt")
+	if l.AcquireUnknown > 0 {
+		attempts += ", " + plural(l.AcquireUnknown, "attempt") + " of unknown outcome"
+	}
 	s := fmt.Sprintf("%s (%s); acquire latency p50 %s, p99 %s; the longest time someone waited while nobody held the lock was %s",
-		plural(l.Acquisitions, "acquisition"), plural(l.AcquireFailures, "failed attempt"),
+		plural(l.Acquisitions, "acquisition"), attempts,
 		Human(l.AcquireLatencyP50), Human(l.AcquireLatencyP99), Human(l.LongestUnavailable))
 	if l.LongestUnavailable > 0 {
 		s += " at " + Seconds(l.LongestUnavailableOffset)
 	}
 	if l.Stuck {
-		return s + fmt.Sprintf(". The lock was stuck: nobody could take it for the last %s.", Human(l.StuckFor))
+		s += fmt.Sprintf(". The lock was stuck: nobody could take it for the last %s", Human(l.StuckFor))
+		if len(l.StuckUnknown) > 0 {
+			s += fmt.Sprintf(", and no client believed it held it: the acquire of unknown outcome of %s may have taken it",
+				strings.Join(l.StuckUnknown, ", "))
+		}
+		return s + "."
 	}
 	return s + "."
 }
