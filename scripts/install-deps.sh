@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages lockcheck's real servers come from, if they are missing:
-# redis-server, libfaketime (Redis nodes' clocks), zookeeper and a Java runtime; chromium, in
+# redis-server, libfaketime (Redis nodes' clocks), zookeeper and a Java runtime; mariadb-server and
+# postgresql (the database locks); chromium, in
 # which the report test opens a run's page; and debootstrap, which makes the docker provider's base
 # image from Debian's packages (`lockcheck images`; Docker itself is not installed here). Uses sudo when not root. Safe to run again: it
 # installs only what is absent. lockcheck never uses the packages' own services: it starts its
@@ -15,6 +16,9 @@ command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # debootstrap: the docker provider's base image (providers/docker/images).
 command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || need+=(debootstrap)
+# The database locks' servers. Debian keeps PostgreSQL's programs in a versioned folder, off PATH.
+[ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
+compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need+=(postgresql)
 # zookeeper brings the server jar and the slf4j jars it needs (libslf4j-java).
 for jar in /usr/share/java/zookeeper.jar /usr/share/java/slf4j-api.jar /usr/share/java/slf4j-simple.jar; do
   if [ ! -e "$jar" ]; then
