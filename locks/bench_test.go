@@ -47,6 +47,9 @@ func startBenchServers(b *testing.B) benchServers {
 func BenchmarkLockCycle(b *testing.B) {
 	s := startBenchServers(b)
 	for _, d := range All() {
+		if s := d.ServiceName(); s != Redis && s != ZooKeeper {
+			continue // the database designs have their own (db_bench_test.go)
+		}
 		for _, clients := range []int{1, 8} {
 			b.Run(fmt.Sprintf("design=%s/clients=%d", d.Name, clients), func(b *testing.B) {
 				benchCycles(b, s, d, clients)
