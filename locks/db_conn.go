@@ -125,6 +125,7 @@ func (s *mysqlSession) close() error {
 const (
 	erDupEntry             = 1062 // a duplicate key: the lock row exists
 	erLockWaitTimeout      = 1205 // innodb_lock_wait_timeout ran out
+	erDeadlock             = 1213 // chosen as a deadlock's victim: the transaction was rolled back
 	erStatementTimeExpired = 1969 // max_statement_time ran out
 )
 

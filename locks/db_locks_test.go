@@ -24,10 +24,10 @@ var dbDesigns = []string{"db-unique-row", "db-for-update", "mysql-get-lock", "pg
 
 // dbService is a started database service with a lock per client, each through its own link.
 type dbService struct {
-	t    *testing.T
-	top  *services.Topology
-	d    locks.Design
-	key  string
+	t   testing.TB
+	top *services.Topology
+	d   locks.Design
+	key string
 }
 
 // shared are the servers of the tests that need no settings of their own, one per service kind,
@@ -49,7 +49,7 @@ var sharedDir string
 
 // startDB gives design's service with clients a, b and c: the shared one, or with server
 // settings (YAML) a fresh one. Each test contends for its own key.
-func startDB(t *testing.T, design, server string) *dbService {
+func startDB(t testing.TB, design, server string) *dbService {
 	t.Helper()
 	d, err := locks.Get(design)
 	if err != nil {
@@ -350,7 +350,7 @@ func deref(p *int64) string {
 }
 
 // yamlNode is a scenario's `server:` block.
-func yamlNode(t *testing.T, src string) *yaml.Node {
+func yamlNode(t testing.TB, src string) *yaml.Node {
 	t.Helper()
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(src), &doc); err != nil || len(doc.Content) != 1 {

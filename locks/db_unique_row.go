@@ -73,7 +73,9 @@ func (l *dbUniqueRow) Acquire(ctx context.Context) (*int64, error) {
 	l.env.Point(BeforeLockStatement)
 	res, err := conn.ExecContext(ctx, "INSERT INTO method_lock (method_name, description) VALUES (?, ?)", l.env.Key, l.env.Client)
 	switch {
-	case mysqlErrorIs(err, erDupEntry):
+	case mysqlErrorIs(err, erDupEntry, erDeadlock):
+		// A duplicate key: someone holds it. A deadlock: InnoDB chose this INSERT as the victim
+		// among inserters waiting on a row being deleted, and rolled it back: not taken either.
 		return nil, ErrBusy
 	case err != nil:
 		l.s.drop() // the INSERT may have committed: the outcome is unknown
@@ -92,6 +94,11 @@ func (l *dbUniqueRow) Release(ctx context.Context) error {
 		return err
 	}
 	res, err := conn.ExecContext(ctx, "DELETE FROM method_lock WHERE method_name = ?", l.env.Key)
+	for mysqlErrorIs(err, erDeadlock) && ctx.Err() == nil {
+		// Rolled back as a deadlock's victim: it certainly deleted nothing, so it is safe to send
+		// again (left alone, the row would stay for ever).
+		res, err = conn.ExecContext(ctx, "DELETE FROM method_lock WHERE method_name = ?", l.env.Key)
+	}
 	if err != nil {
 		l.s.drop()
 		return err
