@@ -33,7 +33,7 @@ func init() {
 			"a server crash-restart ends every transaction: the lock is free again while its holder works on",
 			"not reentrant: a second SELECT ... FOR UPDATE in the same transaction succeeds, but the first COMMIT frees both",
 		},
-		Scenarios: []string{"no-faults-db-for-update", "idle-timeout-db-for-update"},
+		Scenarios: []string{"no-faults-db-for-update", "idle-timeout-db-for-update", "db/crash-restart-db-for-update"},
 		New: func(env Env) (Lock, error) {
 			// The article's connection.setAutoCommit(false): every statement runs in a transaction
 			// that lasts until COMMIT.

@@ -31,7 +31,7 @@ func init() {
 			"not reentrant: the holder's second INSERT is a duplicate; not blocking and not fair: waiters retry by luck",
 			"release deletes by name with no owner check: a late DELETE frees whoever holds the lock then",
 		},
-		Scenarios: []string{"no-faults-db-unique-row", "kill-holder-db-unique-row", "lost-reply-db-unique-row"},
+		Scenarios: []string{"no-faults-db-unique-row", "kill-holder-db-unique-row", "lost-reply-db-unique-row", "db/partition-holder-db-unique-row"},
 		New: func(env Env) (Lock, error) {
 			s, err := newMySQLSession(env)
 			if err != nil {

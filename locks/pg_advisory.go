@@ -33,7 +33,7 @@ func init() {
 			"a server crash-restart frees the lock while its holder works on",
 			"re-entrant per session: a retry on the same session after a lost reply would take it twice, and one unlock would leave it held",
 		},
-		Scenarios: []string{"no-faults-pg-advisory", "idle-timeout-pg-advisory"},
+		Scenarios: []string{"no-faults-pg-advisory", "idle-timeout-pg-advisory", "db/crash-restart-pg-advisory", "db/reentrant-pg-advisory"},
 		New: func(env Env) (Lock, error) {
 			s, err := newPGSession(env)
 			if err != nil {

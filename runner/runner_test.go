@@ -55,6 +55,11 @@ func TestShippedScenariosReachTheirExpectedVerdicts(t *testing.T) {
 		debate, _ = filepath.Glob("../scenarios/debate/*.yaml")
 	}
 	files = append(files, debate...)
+	// The database locks' longer scenarios (scenarios/db/): LOCKCHECK_DB_SCENARIOS=1.
+	if os.Getenv("LOCKCHECK_DB_SCENARIOS") == "1" {
+		db, _ := filepath.Glob("../scenarios/db/*.yaml")
+		files = append(files, db...)
+	}
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".yaml"), func(t *testing.T) {
 			sc, err := scenarios.Load(f)
