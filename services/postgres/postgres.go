@@ -154,6 +154,18 @@ func script(pl providers.Placement, set Settings) string {
 		"  initdb -D " + quote(data) + " -U " + User + " --auth=trust --no-sync -E UTF8 --locale=C >/dev/null",
 		`  echo "host all all all trust" >> ` + quote(data+"/pg_hba.conf"),
 		"fi",
+		// After a SIGKILL of the server's process group, backends may still be exiting: a new
+		// server would find the old shared memory still attached and refuse to start. Wait
+		// (up to 5 s) until no process works in the data folder.
+		"i=0",
+		"while [ $i -lt 100 ]; do",
+		"  busy=",
+		"  for p in /proc/[0-9]*; do",
+		"    if [ \"$(readlink $p/cwd 2>/dev/null)\" = " + quote(data) + " ]; then busy=1; break; fi",
+		"  done",
+		"  [ -z \"$busy\" ] && break",
+		"  sleep 0.05; i=$((i+1))",
+		"done",
 		"exec " + strings.Join(server, " "),
 	}, "\n")
 }
