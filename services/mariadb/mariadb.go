@@ -162,6 +162,9 @@ func serverArgs(pl providers.Placement, set Settings) []string {
 		"--innodb-log-file-size=4M",
 		"--innodb-data-file-path=ibdata1:4M:autoextend",
 		"--innodb-temp-data-file-path=ibtmp1:1M:autoextend",
+		// Files grow 1 MB at a time, not 64: each run folder keeps its data folder, and a few
+		// hundred runs of 130 MB each fill a disk.
+		"--innodb-autoextend-increment=1",
 		// A commit reaches the OS before it is acknowledged, so a killed server keeps it; only a
 		// machine crash could lose it, and lockcheck does not simulate one.
 		"--innodb-flush-log-at-trx-commit=2",
