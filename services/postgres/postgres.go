@@ -151,7 +151,7 @@ func script(pl providers.Placement, set Settings) string {
 		`PATH="$PATH:$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"`,
 		"if [ ! -s " + quote(data+"/PG_VERSION") + " ]; then",
 		"  rm -rf " + quote(data) + " # left half made by a start that was killed",
-		"  initdb -D " + quote(data) + " -U " + User + " --auth=trust --no-sync -E UTF8 --locale=C >/dev/null",
+		"  initdb -D " + quote(data) + " -U " + User + " --auth=trust --no-sync -E UTF8 --locale=C --wal-segsize=1 >/dev/null",
 		`  echo "host all all all trust" >> ` + quote(data+"/pg_hba.conf"),
 		"fi",
 		// After a SIGKILL of the server's process group, backends may still be exiting: a new
