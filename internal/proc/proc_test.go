@@ -119,10 +119,26 @@ func startHelper(t *testing.T, mode string) (parent *Process, childPid int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(childPid, syscall.SIGKILL) })
-	if c := cmdlineOf(childPid); !strings.HasPrefix(c, "sleep 60") {
-		t.Fatalf("pid %d is %q, want sleep 60", childPid, c)
-	}
+	waitCmdline(t, childPid, "sleep 60", 5*time.Second)
 	return parent, childPid
+}
+
+// waitCmdline waits until pid's command line starts with want. exec.Cmd.Start returns once the
+// child's execve has closed its close-on-exec descriptors, but the kernel fills in the new
+// command line a little later: a read right away can see "" (more often on a cold, busy machine).
+func waitCmdline(t *testing.T, pid int, want string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		c := cmdlineOf(pid)
+		if strings.HasPrefix(c, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d is %q after %v, want %s", pid, c, within, want)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func TestChildDiesWhenParentIsSIGKILLed(t *testing.T) {
