@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/lockcheck
 PKGS    := ./...
 
-.PHONY: all deps build run test tidy-check vet repeat debate debate-repeat matrix bench images clean
+.PHONY: all deps build run test tidy-check flakes vet repeat debate debate-repeat matrix bench images clean
 
 # Whether a Docker daemon answers: then `make test` builds the docker provider's images and its
 # tests must run (LOCKCHECK_REQUIRE_DOCKER=1); without one they say so in one line each.
@@ -38,6 +38,14 @@ images: deps build
 # go.mod and go.sum must be exactly what `go mod tidy` makes of the code (it prints the diff if not).
 tidy-check:
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy and commit the result" >&2; exit 1; }
+
+# Flaky-test hunt: each package's tests FLAKES_N times (uncached), one package at a time; lists every
+# test that failed at least once, with its output, and exits 1 if any did. FLAKES_PKGS narrows it,
+# e.g. make flakes FLAKES_N=3 FLAKES_PKGS="./internal/proc ./checker".
+FLAKES_N    ?= 5
+FLAKES_PKGS ?= $(PKGS)
+flakes: deps
+	$(GO) run ./cmd/flakes -n $(FLAKES_N) $(FLAKES_PKGS)
 
 # Repeatability: each shipped scenario 10 times (slow: a few minutes).
 repeat: deps build
