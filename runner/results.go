@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/rundir"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/report"
 	"github.com/lockcheck/lockcheck/resource"
@@ -34,22 +35,19 @@ type Result struct {
 }
 
 // newRunDir makes results/<scenario>/<timestamp>/ with the scenario's own text in it, and points
-// results/latest at it.
+// results/latest at it. Runs started at once into the same results folder (two CI jobs on one
+// machine) each get their own folder, and latest ends up at one of them.
 func newRunDir(root string, sc *scenarios.Scenario) (string, error) {
-	stamp := time.Now().Format("20060102T150405.000")
-	rel := filepath.Join(sc.Name, stamp)
-	dir := filepath.Join(root, rel)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := rundir.New(filepath.Join(root, sc.Name), time.Now())
+	if err != nil {
 		return "", fmt.Errorf("create run folder: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, ScenarioFile), sc.Source, 0o644); err != nil {
 		return "", fmt.Errorf("copy scenario into run folder: %w", err)
 	}
-	latest := filepath.Join(root, "latest")
-	tmp := latest + ".tmp"
-	_ = os.Remove(tmp)
-	if err := os.Symlink(rel, tmp); err == nil {
-		_ = os.Rename(tmp, latest) // atomic: a reader never sees latest missing
+	// latest is a convenience: a run whose link cannot be made is still a good run.
+	if rel, err := filepath.Rel(root, dir); err == nil {
+		_ = rundir.Link(filepath.Join(root, "latest"), rel)
 	}
 	return dir, nil
 }
