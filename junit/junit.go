@@ -6,7 +6,9 @@ package junit
 import (
 	"encoding/xml"
 	"fmt"
+	"math"
 	"os"
+	"strconv"
 	"time"
 )
 
@@ -98,4 +100,42 @@ func WriteFile(path string, s Suite) error {
 		return fmt.Errorf("write JUnit report: %w", err)
 	}
 	return nil
+}
+
+// ReadFile reads a JUnit file this package wrote (or one like it) back into a Suite; the cases of
+// every testsuite in it are put together. Merging shards' reports is ReadFile each, then one
+// WriteFile of all their cases.
+func ReadFile(path string) (Suite, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Suite{}, fmt.Errorf("read JUnit report: %w", err)
+	}
+	var doc xmlSuites
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		return Suite{}, fmt.Errorf("%s: not a JUnit report: %w", path, err)
+	}
+	var s Suite
+	for i, xs := range doc.Suites {
+		if i == 0 {
+			s.Name = xs.Name
+		}
+		for _, xc := range xs.Cases {
+			c := Case{Name: xc.Name, ClassName: xc.ClassName, Output: xc.SystemOut}
+			if xc.Time != "" {
+				secs, err := strconv.ParseFloat(xc.Time, 64)
+				if err != nil {
+					return Suite{}, fmt.Errorf("%s: test case %q: time %q: %w", path, xc.Name, xc.Time, err)
+				}
+				c.Time = time.Duration(math.Round(secs*1000)) * time.Millisecond // written in ms
+			}
+			if xc.Failure != nil {
+				c.Failure, c.Detail = xc.Failure.Message, xc.Failure.Text
+			}
+			if xc.Error != nil {
+				c.Error, c.Detail = xc.Error.Message, xc.Error.Text
+			}
+			s.Cases = append(s.Cases, c)
+		}
+	}
+	return s, nil
 }

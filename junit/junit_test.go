@@ -2,6 +2,9 @@ package junit
 
 import (
 	"encoding/xml"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -47,5 +50,31 @@ func TestMarshalCountsFailuresAndErrorsAndEscapes(t *testing.T) {
 	}
 	if !strings.HasPrefix(string(out), "<?xml") {
 		t.Error("missing XML header")
+	}
+}
+
+// A written report reads back as the same cases: how lockcheck merge combines the shards'.
+func TestReadFileRoundTrip(t *testing.T) {
+	in := Suite{Name: "lockcheck matrix", Cases: []Case{
+		{Name: "set-nx-px × none", ClassName: "lockcheck.matrix.set-nx-px", Time: 5200 * time.Millisecond, Output: "safe"},
+		{Name: "setnx-del × kill-holder", ClassName: "lockcheck.matrix.setnx-del", Time: time.Second,
+			Failure: "stuck, required rescued", Detail: "lock <stuck> & more"},
+		{Name: "zk × none", ClassName: "lockcheck.matrix.zk", Error: "harness error", Detail: "java not found"},
+	}}
+	path := filepath.Join(t.TempDir(), "junit.xml")
+	if err := WriteFile(path, in); err != nil {
+		t.Fatal(err)
+	}
+	out, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(in, out) {
+		t.Fatalf("read back\n%+v\nwant\n%+v", out, in)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.xml")
+	os.WriteFile(bad, []byte("<testsuites><testsuite><testcase name=\"x\" time=\"soon\"/></testsuite></testsuites>"), 0o644)
+	if _, err := ReadFile(bad); err == nil || !strings.Contains(err.Error(), "bad.xml") || !strings.Contains(err.Error(), `"soon"`) {
+		t.Fatalf("bad time: %v", err)
 	}
 }

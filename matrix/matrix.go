@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockcheck/lockcheck/internal/shard"
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/runner"
 	"github.com/lockcheck/lockcheck/scenarios"
@@ -20,6 +21,9 @@ type Options struct {
 	Faults []string // columns; empty: every fault in Faults
 	Count  int      // runs per cell (default 1)
 	Seed   int64    // scenario seed (default 1)
+	// Shard, when set, runs only the cells of one part of the grid (see CellKey), for a CI job
+	// matrix; Merge puts the parts back together.
+	Shard  shard.Shard
 	Runner runner.Options
 	// OnCell is told about each cell as soon as it is done (progress output).
 	OnCell func(done, total int, c Cell)
@@ -34,7 +38,21 @@ type Matrix struct {
 	Cells   []Cell        `json:"cells"` // row by row
 	// Interrupted is set when the run was cut short: cells not reached are absent.
 	Interrupted bool `json:"interrupted,omitempty"`
+
+	// How the grid was run: Merge refuses to combine shards that differ in these.
+	Count      int    `json:"count,omitempty"`
+	Seed       int64  `json:"seed,omitempty"`
+	ResultsDir string `json:"results_dir,omitempty"` // the run folders' root, as given (see Merge)
+	// Shard is set when only one part of the grid was run: the cells of the others are absent.
+	Shard *shard.Shard `json:"shard,omitempty"`
+	// Merged is the number of shards a merged matrix was made from; MissingShards lists those
+	// that were not there (their cells are absent).
+	Merged        int      `json:"merged_shards,omitempty"`
+	MissingShards []string `json:"missing_shards,omitempty"`
 }
+
+// CellKey names a cell for sharding: its shard depends on this and nothing else.
+func CellKey(lock, fault string) string { return lock + " × " + fault }
 
 // Cell returns the cell for (lock, fault), if it was run.
 func (m *Matrix) Cell(lock, fault string) (Cell, bool) {
@@ -80,11 +98,28 @@ func Run(ctx context.Context, o Options) (*Matrix, error) {
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
-	m := &Matrix{Started: time.Now(), Locks: o.Locks, Faults: o.Faults}
-	total := len(o.Locks) * len(o.Faults)
+	m := &Matrix{Started: time.Now(), Locks: o.Locks, Faults: o.Faults, Count: o.Count, Seed: o.Seed, ResultsDir: o.Runner.ResultsDir}
+	if m.ResultsDir == "" {
+		m.ResultsDir = "results" // the runner's default
+	}
+	if o.Shard.Enabled() {
+		s := o.Shard
+		m.Shard = &s
+	}
+	total := 0
+	for _, lock := range o.Locks {
+		for _, fault := range o.Faults {
+			if o.Shard.Has(CellKey(lock, fault)) {
+				total++
+			}
+		}
+	}
 	for _, lock := range o.Locks {
 		d, _ := locks.Get(lock)
 		for _, fault := range o.Faults {
+			if !o.Shard.Has(CellKey(lock, fault)) {
+				continue
+			}
 			if ctx.Err() != nil {
 				m.Interrupted = true
 				m.Wall = time.Since(m.Started)

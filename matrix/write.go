@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/lockcheck/lockcheck/internal/rundir"
 )
 
 // Files a matrix folder holds.
@@ -16,14 +18,17 @@ const (
 	MarkdownFile = "matrix.md"
 	JSONFile     = "matrix.json"
 	HTMLFile     = "matrix.html"
+	// JUnitFile is a copy of the JUnit report (lockcheck matrix --junit), kept in the folder so
+	// that lockcheck merge finds every shard's.
+	JUnitFile = "junit.xml"
 )
 
-// WriteFolder writes the matrix as Markdown, JSON and HTML into root/matrix/<stamp>/ and points
-// root/matrix/latest at it. It returns the folder.
+// WriteFolder writes the matrix as Markdown, JSON and HTML into root/matrix/<stamp>/ (a fresh
+// folder even if another matrix started in the same millisecond) and points root/matrix/latest
+// at it. It returns the folder.
 func WriteFolder(root string, m *Matrix) (string, error) {
-	stamp := m.Started.Format("20060102T150405.000")
-	dir := filepath.Join(root, "matrix", stamp)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := rundir.New(filepath.Join(root, "matrix"), m.Started)
+	if err != nil {
 		return "", fmt.Errorf("create matrix folder: %w", err)
 	}
 	var md strings.Builder
@@ -41,12 +46,38 @@ func WriteFolder(root string, m *Matrix) (string, error) {
 			return "", fmt.Errorf("write %s: %w", name, err)
 		}
 	}
-	latest := filepath.Join(root, "matrix", "latest")
-	_ = os.Remove(latest + ".tmp")
-	if err := os.Symlink(stamp, latest+".tmp"); err == nil {
-		_ = os.Rename(latest+".tmp", latest)
-	}
+	// latest is a convenience; the folder is complete without it.
+	_ = rundir.Link(filepath.Join(root, "matrix", "latest"), filepath.Base(dir))
 	return dir, nil
+}
+
+// Scope says which part of the grid m holds, for the page headers: "" for a whole grid run at
+// once; a shard; or a merge and any missing shards.
+func (m *Matrix) Scope() string {
+	switch {
+	case m.Shard != nil:
+		return fmt.Sprintf("shard %s: %d of the grid's %d cells; the other shards hold the rest (lockcheck merge puts them together)",
+			m.Shard, m.shardCells(), len(m.Locks)*len(m.Faults))
+	case len(m.MissingShards) > 0:
+		return fmt.Sprintf("merged from %d shard(s); INCOMPLETE: shard(s) %s missing, their cells are absent",
+			m.Merged, strings.Join(m.MissingShards, ", "))
+	case m.Merged > 0:
+		return fmt.Sprintf("merged from %d shards", m.Merged)
+	}
+	return ""
+}
+
+// shardCells counts the grid's cells in m's shard.
+func (m *Matrix) shardCells() int {
+	n := 0
+	for _, l := range m.Locks {
+		for _, f := range m.Faults {
+			if m.Shard.Has(CellKey(l, f)) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // Markdown writes the grid as a table (locks down, faults across) followed by one line per
@@ -56,6 +87,9 @@ func (m *Matrix) Markdown(w io.Writer, base string) {
 		len(m.Locks), len(m.Faults), m.Started.Format(time.RFC3339), m.Wall.Round(time.Second))
 	if m.Interrupted {
 		fmt.Fprint(w, " — INTERRUPTED, some cells were not run")
+	}
+	if sc := m.Scope(); sc != "" {
+		fmt.Fprint(w, "; "+sc)
 	}
 	fmt.Fprint(w, ".\n\n")
 	fmt.Fprintf(w, "| lock | %s |\n|---|%s\n", strings.Join(m.Faults, " | "), strings.Repeat("---|", len(m.Faults)))
@@ -126,7 +160,7 @@ th{background:#f4f4f4;font-weight:600}td.lock{font-weight:600;white-space:nowrap
 td small{display:block;color:#444;max-width:18em}a{color:inherit}
 </style></head><body>
 <h1>lockcheck matrix</h1>
-<p>{{len .M.Locks}} lock(s) × {{len .M.Faults}} fault(s), started {{.M.Started.Format "2006-01-02 15:04:05"}}, took {{.M.Wall}}{{if .M.Interrupted}} — <b>interrupted</b>{{end}}.</p>
+<p>{{len .M.Locks}} lock(s) × {{len .M.Faults}} fault(s), started {{.M.Started.Format "2006-01-02 15:04:05"}}, took {{.M.Wall}}{{if .M.Interrupted}} — <b>interrupted</b>{{end}}{{with .M.Scope}}; {{.}}{{end}}.</p>
 <table><tr><th>lock</th>{{range .M.Faults}}<th title="{{summary .}}">{{.}}</th>{{end}}</tr>
 {{range $lock := .M.Locks}}<tr><td class="lock">{{$lock}}</td>{{range $f := $.M.Faults}}{{with cell $.M $lock $f}}<td class="{{if eq .Status "n/a"}}na{{else}}{{.Status}}{{end}}">{{with link $.Base .}}<a href="{{.}}">{{end}}{{.Label}}{{if link $.Base .}}</a>{{end}}<small>{{.Detail}}</small></td>{{else}}<td>—</td>{{end}}{{end}}</tr>
 {{end}}</table>
