@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/internal/shard"
 	"github.com/lockcheck/lockcheck/runner"
 	"github.com/lockcheck/lockcheck/scenarios"
 )
@@ -93,6 +94,21 @@ func claimOrder(sc *scenarios.Scenario) string {
 		}
 	}
 	return key + filepath.Base(sc.Path)
+}
+
+// ShardKey names a scenario for sharding: its file name, so its shard does not depend on which
+// other scenarios the folder holds.
+func ShardKey(file string) string { return filepath.Base(file) }
+
+// Select keeps the scenarios of list that belong to s (all of them for the zero Shard), in order.
+func Select(list []*scenarios.Scenario, s shard.Shard) []*scenarios.Scenario {
+	var out []*scenarios.Scenario
+	for _, sc := range list {
+		if s.Has(ShardKey(sc.Path)) {
+			out = append(out, sc)
+		}
+	}
+	return out
 }
 
 // Random reports whether the scenario has a seeded random schedule.

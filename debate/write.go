@@ -2,6 +2,7 @@ package debate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/lockcheck/lockcheck/internal/shard"
 )
 
 // Record is a stored repeatability measurement (`lockcheck debate --count 10 --seeds 20
@@ -81,7 +84,102 @@ type Report struct {
 	Rows      []Row
 	Record    *Record // repeatability measured earlier, may be nil
 	ClaimsDoc string  // link target for claim ids; default ClaimsDoc, right for results/ and docs/
+	// Scope says which part of the debate the report holds ("" for all of it); Partial is set
+	// when it lacks scenarios (a shard, or a merge with shards missing).
+	Scope   string
+	Partial bool
 }
+
+// ResultKind marks a debate's JSON file, so that lockcheck merge can tell it from other JSON.
+const ResultKind = "lockcheck-debate"
+
+// Result is everything a debate run produced, stored as JSON next to its DEBATE.md: enough to
+// merge the shards of a debate run by several CI jobs into one report.
+type Result struct {
+	Kind      string        `json:"kind"`
+	Generated time.Time     `json:"generated"`
+	Command   string        `json:"command"`
+	Wall      time.Duration `json:"wall_ns"`
+	Count     int           `json:"count"`
+	Seeds     int           `json:"seeds"`
+	// Scenarios are the file names of every scenario of the run, every shard's: what a merge
+	// must find, and how shards of different runs are told apart.
+	Scenarios []string `json:"scenarios"`
+	// Shard is set when the run did only part of Scenarios.
+	Shard *shard.Shard `json:"shard,omitempty"`
+	// Merged is the number of shards a merged result was made from; MissingShards lists those
+	// that were not there.
+	Merged        int      `json:"merged_shards,omitempty"`
+	MissingShards []string `json:"missing_shards,omitempty"`
+	Interrupted   bool     `json:"interrupted,omitempty"`
+	// ResultsDir and Out are where the run folders and the report were written (as given), so a
+	// merge can find the run folders again where the shard's artifacts are unpacked.
+	ResultsDir string  `json:"results_dir"`
+	Out        string  `json:"out"`
+	Rows       []Row   `json:"rows"`
+	Record     *Record `json:"repeatability,omitempty"`
+}
+
+// JSONPath is where the Result of a report written to out goes: DEBATE.md → DEBATE.json.
+func JSONPath(out string) string { return strings.TrimSuffix(out, filepath.Ext(out)) + ".json" }
+
+// JUnitPath is where a copy of the JUnit report (--junit) goes for lockcheck merge to find:
+// DEBATE.md → DEBATE.junit.xml.
+func JUnitPath(out string) string { return strings.TrimSuffix(out, filepath.Ext(out)) + ".junit.xml" }
+
+// Report is the Markdown report of the result.
+func (r Result) Report() Report {
+	rep := Report{Generated: r.Generated, Command: r.Command, Wall: r.Wall, Rows: r.Rows, Record: r.Record}
+	switch {
+	case r.Shard != nil:
+		rep.Scope = fmt.Sprintf("This is shard %s: %d of the run's %d scenarios; the other shards hold the rest (`lockcheck merge` puts them together).",
+			r.Shard, len(r.Rows), len(r.Scenarios))
+		rep.Partial = true
+	case len(r.MissingShards) > 0:
+		rep.Scope = fmt.Sprintf("Merged from %d shard(s). INCOMPLETE: shard(s) %s missing, their scenarios are absent.",
+			r.Merged, strings.Join(r.MissingShards, ", "))
+		rep.Partial = true
+	case r.Merged > 0:
+		rep.Scope = fmt.Sprintf("Merged from %d shards run side by side.", r.Merged)
+	}
+	if r.Interrupted {
+		rep.Scope = strings.TrimSpace(rep.Scope + " INTERRUPTED: some scenarios were not run.")
+		rep.Partial = true
+	}
+	return rep
+}
+
+// WriteResult stores r as JSON at path.
+func WriteResult(path string, r Result) error {
+	r.Kind = ResultKind
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write debate result: %w", err)
+	}
+	return nil
+}
+
+// ReadResult loads a Result; a JSON file of another kind is ErrNotDebate.
+func ReadResult(path string) (Result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Result{}, err
+	}
+	var r Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if r.Kind != ResultKind {
+		return Result{}, fmt.Errorf("%s: %w", path, ErrNotDebate)
+	}
+	return r, nil
+}
+
+// ErrNotDebate: a JSON file is not a debate's Result.
+var ErrNotDebate = errors.New("not a debate result")
 
 // Markdown writes DEBATE.md.
 func (r Report) Markdown(w io.Writer) {
@@ -106,6 +204,9 @@ func (r Report) Markdown(w io.Writer) {
 		fmt.Fprintf(w, " (%d run(s) failed in the harness)", errs)
 	}
 	fmt.Fprint(w, ".\n\n")
+	if r.Scope != "" {
+		fmt.Fprintf(w, "%s\n\n", r.Scope)
+	}
 
 	fmt.Fprintln(w, "| claim | scenario | lock | observed verdict | matches expect | reproduced | supports |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
@@ -113,7 +214,7 @@ func (r Report) Markdown(w io.Writer) {
 		fmt.Fprintf(w, "| %s | [%s](#%s) | %s | %s | %s | %s | %s |\n", claimLinks(x.Claims, doc), x.Scenario, x.Scenario,
 			x.Lock, x.Observed, matchText(x), r.repeat(x), side(x.Supports))
 	}
-	if missing := r.uncovered(); len(missing) > 0 {
+	if missing := r.uncovered(); len(missing) > 0 && !r.Partial { // a part cannot tell what the whole covers
 		fmt.Fprintf(w, "\nClaims with no scenario yet: %s.\n", claimLinks(missing, doc))
 	}
 

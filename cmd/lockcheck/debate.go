@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,13 +11,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockcheck/lockcheck/debate"
+	"github.com/lockcheck/lockcheck/internal/shard"
 	"github.com/lockcheck/lockcheck/junit"
 	"github.com/lockcheck/lockcheck/runner"
 )
 
 func newDebateCommand() *cobra.Command {
 	var o debate.Options
-	var resultsDir, out, record, repeatability, junitFile, provider, endpoints string
+	var resultsDir, out, record, repeatability, junitFile, provider, endpoints, shardFlag string
 	cmd := &cobra.Command{
 		Use:   "debate",
 		Short: "Run the debate scenarios and write DEBATE.md: claim → scenario → observed verdict → side (exit 1: a verdict differs from its file)",
@@ -24,13 +26,25 @@ func newDebateCommand() *cobra.Command {
 for each claim of the Kleppmann/antirez debate, the scenario that tests it, the verdict observed,
 whether it matched the scenario's expect block, the side it supports, and the command to
 reproduce it. Repeatability figures come from a stored record (--repeatability), made by
-running with --count 10 --seeds 20 --record FILE.`,
+running with --count 10 --seeds 20 --record FILE. Next to the report (--out) go its JSON
+(DEBATE.json for DEBATE.md) and, with --junit, a copy of the JUnit report (DEBATE.junit.xml).
+
+Across CI jobs: --shard K/N runs part K of N of the scenarios (a scenario's part depends only on
+its file name); lockcheck merge then combines the jobs' reports into one.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			list, err := debate.Load(o)
+			sh, err := shard.Parse(shardFlag)
+			if err != nil {
+				return &exitError{exitHarness, fmt.Errorf("--shard: %w", err)}
+			}
+			if sh.Enabled() && record != "" {
+				return &exitError{exitHarness, fmt.Errorf("--record with --shard: a repeatability record must hold every scenario")}
+			}
+			all, err := debate.Load(o)
 			if err != nil {
 				return &exitError{exitHarness, err}
 			}
+			list := debate.Select(all, sh)
 			if err := runner.CheckMachine(); err != nil {
 				return &exitError{exitHarness, err}
 			}
@@ -65,40 +79,26 @@ running with --count 10 --seeds 20 --record FILE.`,
 			if err != nil {
 				return &exitError{exitHarness, err}
 			}
-			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-				return &exitError{exitHarness, err}
+			res := debate.Result{Generated: started, Command: command, Wall: wall, Count: o.Count, Seeds: o.Seeds,
+				Interrupted: runErr != nil, ResultsDir: resultsDir, Out: out, Rows: rows, Record: rec}
+			for _, sc := range all {
+				res.Scenarios = append(res.Scenarios, debate.ShardKey(sc.Path))
 			}
-			f, err := os.Create(out)
-			if err != nil {
-				return &exitError{exitHarness, err}
+			if sh.Enabled() {
+				res.Shard = &sh
 			}
-			debate.Report{Generated: started, Command: command, Wall: wall, Rows: rows, Record: rec}.Markdown(f)
-			if err := f.Close(); err != nil {
-				return &exitError{exitHarness, err}
-			}
+			var junitSuite *junit.Suite
 			if junitFile != "" {
-				if err := junit.WriteFile(junitFile, suite); err != nil {
-					return &exitError{exitHarness, err}
-				}
+				junitSuite = &suite
+			}
+			if err := writeDebate(out, junitFile, res, junitSuite); err != nil {
+				return err
 			}
 			fmt.Fprintf(w, "\nwrote %s (%s)\n", out, wall.Round(time.Second))
 			if runErr != nil {
 				return &exitError{exitHarness, runErr}
 			}
-			var bad []string
-			for _, r := range rows {
-				if r.Errors > 0 {
-					return &exitError{exitHarness, fmt.Errorf("the harness failed in %s", r.Scenario)}
-				}
-				if r.Matched < r.Runs && !r.Random {
-					bad = append(bad, r.Scenario)
-				}
-			}
-			if len(bad) > 0 {
-				fmt.Fprintf(w, "verdicts that differ from their scenario's expect block: %s\n", strings.Join(bad, ", "))
-				return &exitError{exitMismatch, nil}
-			}
-			return nil
+			return debateExit(w, rows)
 		},
 	}
 	f := cmd.Flags()
@@ -112,5 +112,50 @@ running with --count 10 --seeds 20 --record FILE.`,
 	f.StringVar(&repeatability, "repeatability", "scenarios/debate/repeatability.json", "repeatability record to show")
 	f.StringVar(&junitFile, "junit", "", "also write JUnit XML here: one test case per run")
 	addProviderFlag(cmd, &provider, &endpoints)
+	f.StringVar(&shardFlag, "shard", "", "run only part K of N of the scenarios (e.g. 2/3), for a CI job matrix; lockcheck merge combines the parts")
 	return cmd
+}
+
+// writeDebate writes the report to out, its Result next to it (debate.JSONPath) and, when
+// suite is given, the JUnit report to junitFile with a copy next to the report
+// (debate.JUnitPath) for lockcheck merge.
+func writeDebate(out, junitFile string, res debate.Result, suite *junit.Suite) error {
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return &exitError{exitHarness, err}
+	}
+	var md strings.Builder
+	res.Report().Markdown(&md)
+	if err := os.WriteFile(out, []byte(md.String()), 0o644); err != nil {
+		return &exitError{exitHarness, err}
+	}
+	if err := debate.WriteResult(debate.JSONPath(out), res); err != nil {
+		return &exitError{exitHarness, err}
+	}
+	if suite != nil {
+		for _, path := range []string{junitFile, debate.JUnitPath(out)} {
+			if err := junit.WriteFile(path, *suite); err != nil {
+				return &exitError{exitHarness, err}
+			}
+		}
+	}
+	return nil
+}
+
+// debateExit is the exit status of finished rows: 2 if the harness failed in a run, 1 if a
+// deterministic scenario's verdict differs from its file's expect block.
+func debateExit(w io.Writer, rows []debate.Row) error {
+	var bad []string
+	for _, r := range rows {
+		if r.Errors > 0 {
+			return &exitError{exitHarness, fmt.Errorf("the harness failed in %s", r.Scenario)}
+		}
+		if r.Matched < r.Runs && !r.Random {
+			bad = append(bad, r.Scenario)
+		}
+	}
+	if len(bad) > 0 {
+		fmt.Fprintf(w, "verdicts that differ from their scenario's expect block: %s\n", strings.Join(bad, ", "))
+		return &exitError{exitMismatch, nil}
+	}
+	return nil
 }

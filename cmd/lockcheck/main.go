@@ -82,6 +82,6 @@ func newRootCommand() *cobra.Command {
 	}
 	root.PersistentFlags().BoolP("verbose", "v", false, "log what the harness does")
 	root.AddCommand(newRunCommand(), newCheckCommand(), newListCommand(), newFaultsCommand(), newWorkerCommand(), newMatrixCommand(), newDebateCommand())
-	root.AddCommand(newReportCommand(), newServeCommand(), newImagesCommand())
+	root.AddCommand(newReportCommand(), newServeCommand(), newImagesCommand(), newMergeCommand())
 	return root
 }

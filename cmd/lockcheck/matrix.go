@@ -2,10 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/lockcheck/lockcheck/internal/shard"
 	"github.com/lockcheck/lockcheck/junit"
 	"github.com/lockcheck/lockcheck/matrix"
 	"github.com/lockcheck/lockcheck/runner"
@@ -13,7 +16,7 @@ import (
 
 func newMatrixCommand() *cobra.Command {
 	var o matrix.Options
-	var resultsDir, junitFile, require, provider, endpoints string
+	var resultsDir, junitFile, require, provider, endpoints, shardFlag string
 	cmd := &cobra.Command{
 		Use:   "matrix",
 		Short: "Run a grid of locks × faults and tabulate safe / unsafe / rescued by fencing / stuck (exit 1: a cell fails --require)",
@@ -26,19 +29,22 @@ n/a (the fault does not apply). The full grid takes about 15 minutes on 2 cores.
 
 As a CI gate: --require rescued fails (exit 1) when a cell is neither safe nor rescued;
 --require safe when a cell is not safe. Exit 2: the harness itself failed in some cell.
+
+Across CI jobs: --shard K/N runs part K of N of the grid (a cell's part depends only on its lock
+and fault names), each job with its own results folder; lockcheck merge then combines the jobs'
+folders into one matrix. With --junit, the folder also keeps a copy of the JUnit report for merge.
 Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var gate matrix.Status
-			switch require {
-			case "":
-			case string(matrix.Safe), string(matrix.Rescued):
-				gate = matrix.Status(require)
-			default:
-				return &exitError{exitHarness, fmt.Errorf("--require %q: want safe or rescued", require)}
+			gate, err := parseRequire(require)
+			if err != nil {
+				return &exitError{exitHarness, err}
 			}
 			if err := o.Validate(); err != nil {
 				return &exitError{exitHarness, err}
+			}
+			if o.Shard, err = shard.Parse(shardFlag); err != nil {
+				return &exitError{exitHarness, fmt.Errorf("--shard: %w", err)}
 			}
 			if err := runner.CheckMachine(); err != nil {
 				return &exitError{exitHarness, err}
@@ -52,31 +58,7 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 			if err != nil {
 				return &exitError{exitHarness, err}
 			}
-			dir, err := matrix.WriteFolder(resultsDir, m)
-			if err != nil {
-				return &exitError{exitHarness, err}
-			}
-			fmt.Fprintln(out)
-			m.Markdown(out, dir)
-			fmt.Fprintf(out, "\nmatrix folder: %s\n", dir)
-			if junitFile != "" {
-				if err := junit.WriteFile(junitFile, matrixSuite(m, gate)); err != nil {
-					return &exitError{exitHarness, err}
-				}
-			}
-			if m.Interrupted {
-				return &exitError{exitHarness, runner.ErrInterrupted}
-			}
-			for _, c := range m.Cells {
-				if c.Status == matrix.Error {
-					return &exitError{exitHarness, fmt.Errorf("the harness failed in %s × %s: %s", c.Lock, c.Fault, c.Detail)}
-				}
-			}
-			if bad := m.Gate(gate); len(bad) > 0 {
-				fmt.Fprintf(out, "%d cell(s) fail --require %s\n", len(bad), require)
-				return &exitError{exitMismatch, nil}
-			}
-			return nil
+			return finishMatrix(out, resultsDir, junitFile, m, gate)
 		},
 	}
 	f := cmd.Flags()
@@ -88,7 +70,58 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 	f.StringVar(&junitFile, "junit", "", "also write JUnit XML here: one test case per cell")
 	f.StringVar(&require, "require", "", "gate: every cell must be safe, or safe or rescued (exit 1 otherwise)")
 	addProviderFlag(cmd, &provider, &endpoints)
+	f.StringVar(&shardFlag, "shard", "", "run only part K of N of the grid (e.g. 2/3), for a CI job matrix; lockcheck merge combines the parts")
 	return cmd
+}
+
+func parseRequire(require string) (matrix.Status, error) {
+	switch require {
+	case "":
+		return "", nil
+	case string(matrix.Safe), string(matrix.Rescued):
+		return matrix.Status(require), nil
+	}
+	return "", fmt.Errorf("--require %q: want safe or rescued", require)
+}
+
+// finishMatrix writes a finished (or merged) matrix's folder, prints it, writes JUnit, and turns
+// it into the exit status: 2 if interrupted or the harness failed in a cell, 1 if a cell fails
+// the gate.
+func finishMatrix(out io.Writer, resultsDir, junitFile string, m *matrix.Matrix, gate matrix.Status) error {
+	dir, err := matrix.WriteFolder(resultsDir, m)
+	if err != nil {
+		return &exitError{exitHarness, err}
+	}
+	fmt.Fprintln(out)
+	m.Markdown(out, dir)
+	fmt.Fprintf(out, "\nmatrix folder: %s\n", dir)
+	if junitFile != "" {
+		suite := matrixSuite(m, gate)
+		if err := junit.WriteFile(junitFile, suite); err != nil {
+			return &exitError{exitHarness, err}
+		}
+		// A copy in the folder, where lockcheck merge looks for each shard's.
+		if err := junit.WriteFile(filepath.Join(dir, matrix.JUnitFile), suite); err != nil {
+			return &exitError{exitHarness, err}
+		}
+	}
+	return matrixExit(out, m, gate)
+}
+
+func matrixExit(out io.Writer, m *matrix.Matrix, gate matrix.Status) error {
+	if m.Interrupted {
+		return &exitError{exitHarness, runner.ErrInterrupted}
+	}
+	for _, c := range m.Cells {
+		if c.Status == matrix.Error {
+			return &exitError{exitHarness, fmt.Errorf("the harness failed in %s × %s: %s", c.Lock, c.Fault, c.Detail)}
+		}
+	}
+	if bad := m.Gate(gate); len(bad) > 0 {
+		fmt.Fprintf(out, "%d cell(s) fail --require %s\n", len(bad), gate)
+		return &exitError{exitMismatch, nil}
+	}
+	return nil
 }
 
 // matrixSuite is the grid as JUnit test cases; without a gate no cell fails.
