@@ -10,7 +10,7 @@ import (
 	"github.com/lockcheck/lockcheck/internal/shard"
 )
 
-var testFiles = []string{"k2-set-nx-px.yaml", "k3-redlock.yaml", "a4-redlock.yaml", "seed000-get-then-del.yaml", "k10-set-nx-px.yaml"}
+var testFiles = []string{"k2-set-nx-px.yaml", "k3-redlock.yaml", "a4-redlock.yaml", "mistake-get-then-del.yaml", "k10-set-nx-px.yaml"}
 
 func claimsOf(file string) []string {
 	switch {
@@ -22,6 +22,8 @@ func claimsOf(file string) []string {
 		return []string{"K10"}
 	case strings.HasPrefix(file, "a4"):
 		return []string{"A4"}
+	case strings.HasPrefix(file, "mistake"):
+		return []string{"M4"}
 	}
 	return nil
 }
@@ -49,7 +51,7 @@ func TestMergeRowsInClaimOrder(t *testing.T) {
 	for _, r := range res.Rows {
 		names = append(names, r.Scenario)
 	}
-	if got := strings.Join(names, ","); got != "k2-set-nx-px,k3-redlock,k10-set-nx-px,a4-redlock,seed000-get-then-del" {
+	if got := strings.Join(names, ","); got != "k2-set-nx-px,k3-redlock,k10-set-nx-px,a4-redlock,mistake-get-then-del" {
 		t.Fatalf("rows %s, want claim order", got)
 	}
 	if res.Merged != 3 || res.Wall != 3*time.Second || !res.Generated.Equal(time.Unix(1001, 0)) {
