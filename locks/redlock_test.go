@@ -206,28 +206,40 @@ func TestRedlockValidityShrinksWithASlowNode(t *testing.T) {
 	ctx := n5Ctx(t)
 	ttl := 2 * time.Second
 	fast := n5Lock(t, c, "redlock", "fast", ttl, nil)
-	if _, err := fast.Acquire(ctx); err != nil {
-		t.Fatal(err)
-	}
-	vFast := fast.(*redlock).Validity()
-	if err := fast.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	// One node answers 30 ms late: still within the 50 ms per-node timeout, so it counts, and
-	// the client waited for it: 30 ms less validity.
+	// One node answers the slow client 30 ms late: within the 50 ms per-node timeout, so it
+	// counts, and the client waited for it: 30 ms less validity.
 	if err := c.Link("slow", "n5").AddToxic(`{"type":"latency","attributes":{"latency":30}}`); err != nil {
 		t.Fatal(err)
 	}
 	slow := n5Lock(t, c, "redlock", "slow", ttl, nil)
-	if _, err := slow.Acquire(ctx); err != nil {
-		t.Fatal(err)
+	acquire := func(l Lock) (time.Duration, string) {
+		if _, err := l.Acquire(ctx); err != nil {
+			t.Fatal(err)
+		}
+		v, keys := l.(*redlock).Validity(), n5Keys(t, c)
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return v, keys
 	}
-	vSlow := slow.(*redlock).Validity()
-	if vSlow > ttl-30*time.Millisecond-redlockDrift(ttl) || vFast-vSlow < 25*time.Millisecond {
-		t.Fatalf("validity with a 30 ms node: %v (without: %v); want at least 30 ms less", vSlow, vFast)
-	}
-	if got := n5Keys(t, c); got != "11111" {
-		t.Fatalf("the slow node's key counts: keys %s, want 11111", got)
+	// The 50 ms timeout leaves 20 ms for scheduling: a machine that stalls the client longer
+	// (other jobs on 2 cores) makes a node miss it. Such a stall hits one attempt, a client that
+	// does not wait for the slow node, or does not count it, fails every attempt.
+	const attempts = 3
+	for i := 1; ; i++ {
+		vFast, _ := acquire(fast)
+		vSlow, keys := acquire(slow)
+		if vSlow > ttl-30*time.Millisecond-redlockDrift(ttl) {
+			t.Fatalf("validity with a 30 ms node: %v, want at most ttl − 30 ms − drift", vSlow)
+		}
+		if vFast-vSlow >= 25*time.Millisecond && keys == "11111" {
+			return
+		}
+		if i == attempts {
+			t.Fatalf("in %d attempts, never both counted the slow node (keys %s, want 11111) and lost about 30 ms of validity to it (%v, without it %v)",
+				attempts, keys, vSlow, vFast)
+		}
+		t.Logf("attempt %d missed (a stall on a busy machine?): keys %s, validity %v, without the slow node %v", i, keys, vSlow, vFast)
 	}
 }
 
