@@ -3,6 +3,7 @@ package locks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +87,42 @@ func n5Cut(t *testing.T, c *TestService, client string, i int) {
 	}
 }
 
+// n5Clear deletes the lock key on nodes i... directly (not through a link), so that a test can
+// try again from where it started.
+func n5Clear(t *testing.T, c *TestService, nodes ...int) {
+	t.Helper()
+	for _, i := range nodes {
+		rdb := redis.NewClient(redisopt.Options(c.Direct[c.Nodes[i]], time.Second))
+		err := rdb.Del(context.Background(), "test:lock").Err()
+		_ = rdb.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// redlockAttempts is how often a Redlock test that rests on the 50 ms per-node timeout tries.
+// Redlock bounds each node's command (dial included) by ttl/10, at most 50 ms; a client stalled
+// longer than that (other jobs on 2 shared cores) sees a healthy node time out. Such a stall
+// hits one attempt; a client whose logic is wrong fails every attempt.
+const redlockAttempts = 3
+
+// upTo runs try until it returns "" (it held), up to redlockAttempts times, logging each miss;
+// it fails the test with the last reason if no attempt held.
+func upTo(t *testing.T, try func() string) {
+	t.Helper()
+	for i := 1; ; i++ {
+		why := try()
+		if why == "" {
+			return
+		}
+		if i == redlockAttempts {
+			t.Fatalf("in %d attempts: %s", i, why)
+		}
+		t.Logf("attempt %d missed (a stall on a busy machine?): %s", i, why)
+	}
+}
+
 func TestRedlockExcludesOthersAndReleasesOnEveryNode(t *testing.T) {
 	c := n5Cluster(t, "a", "b")
 	ctx := n5Ctx(t)
@@ -139,19 +176,23 @@ func TestRedlockAcquiresWithTwoOfFiveNodesDown(t *testing.T) {
 	ctx := n5Ctx(t)
 	n5Kill(t, c, 0) // n1 dead: connection refused
 	n5Stop(t, c, 1) // n2 frozen: the SET times out after the per-node timeout
-	a := n5Lock(t, c, "redlock", "a", 2*time.Second, nil)
-	if _, err := a.Acquire(ctx); err != nil {
-		t.Fatalf("with 3 of 5 nodes up a majority is there: %v", err)
-	}
-	// The frozen node cost the per-node timeout (ttl/10 capped at 50 ms) out of the validity.
-	v := a.(*redlock).Validity()
-	if max := 2*time.Second - 50*time.Millisecond - redlockDrift(2*time.Second); v > max || v <= 0 {
-		t.Fatalf("validity %v, want positive and at most %v", v, max)
-	}
-	b := n5Lock(t, c, "redlock", "b", 2*time.Second, nil)
-	if _, err := b.Acquire(ctx); !errors.Is(err, ErrBusy) {
-		t.Fatalf("b against a's 3 keys: want ErrBusy, got %v", err)
-	}
+	upTo(t, func() string {
+		n5Clear(t, c, 2, 3, 4)
+		a := n5Lock(t, c, "redlock", "a", 2*time.Second, nil)
+		if _, err := a.Acquire(ctx); err != nil {
+			return fmt.Sprintf("with 3 of 5 nodes up a majority is there: %v", err)
+		}
+		// The frozen node cost the per-node timeout (ttl/10 capped at 50 ms) out of the validity.
+		v := a.(*redlock).Validity()
+		if max := 2*time.Second - 50*time.Millisecond - redlockDrift(2*time.Second); v > max || v <= 0 {
+			t.Fatalf("validity %v, want positive and at most %v", v, max)
+		}
+		b := n5Lock(t, c, "redlock", "b", 2*time.Second, nil)
+		if _, err := b.Acquire(ctx); !errors.Is(err, ErrBusy) {
+			return fmt.Sprintf("b against a's 3 keys: want ErrBusy, got %v", err)
+		}
+		return ""
+	})
 }
 
 func TestRedlockRefusesWithThreeOfFiveUnavailableAndUnlocksTheRest(t *testing.T) {
@@ -160,18 +201,22 @@ func TestRedlockRefusesWithThreeOfFiveUnavailableAndUnlocksTheRest(t *testing.T)
 	n5Kill(t, c, 0)
 	n5Stop(t, c, 1)
 	n5Cut(t, c, "a", 2) // n3 is up, but a cannot reach it
-	a := n5Lock(t, c, "redlock", "a", 10*time.Second, nil)
-	_, err := a.Acquire(ctx)
-	if err == nil || errors.Is(err, ErrBusy) {
-		t.Fatalf("2 of 5 nodes: want an unknown-outcome error (not busy), got %v", err)
-	}
-	// a took n4 and n5, then gave them back although their keys had 10 s to live.
-	if got := n5Keys(t, c); got != "??000" {
-		t.Fatalf("keys after the failed attempt: %s, want ??000", got)
-	}
-	if !a.(Expiring).ValidUntil().IsZero() {
-		t.Fatal("a failed attempt must leave no validity")
-	}
+	upTo(t, func() string {
+		n5Clear(t, c, 2, 3, 4)
+		a := n5Lock(t, c, "redlock", "a", 10*time.Second, nil)
+		_, err := a.Acquire(ctx)
+		if err == nil || errors.Is(err, ErrBusy) {
+			t.Fatalf("2 of 5 nodes: want an unknown-outcome error (not busy), got %v", err)
+		}
+		if !a.(Expiring).ValidUntil().IsZero() {
+			t.Fatal("a failed attempt must leave no validity")
+		}
+		// a took n4 and n5, then gave them back although their keys had 10 s to live.
+		if got := n5Keys(t, c); got != "??000" {
+			return fmt.Sprintf("keys after the failed attempt: %s, want ??000", got)
+		}
+		return ""
+	})
 }
 
 func TestRedlockIsBusyOnlyWhenAMajorityRefuses(t *testing.T) {
@@ -212,35 +257,33 @@ func TestRedlockValidityShrinksWithASlowNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	slow := n5Lock(t, c, "redlock", "slow", ttl, nil)
-	acquire := func(l Lock) (time.Duration, string) {
+	acquire := func(l Lock) (time.Duration, string, error) {
 		if _, err := l.Acquire(ctx); err != nil {
-			t.Fatal(err)
+			return 0, "", err
 		}
 		v, keys := l.(*redlock).Validity(), n5Keys(t, c)
-		if err := l.Release(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return v, keys
+		return v, keys, l.Release(ctx)
 	}
-	// The 50 ms timeout leaves 20 ms for scheduling: a machine that stalls the client longer
-	// (other jobs on 2 cores) makes a node miss it. Such a stall hits one attempt, a client that
-	// does not wait for the slow node, or does not count it, fails every attempt.
-	const attempts = 3
-	for i := 1; ; i++ {
-		vFast, _ := acquire(fast)
-		vSlow, keys := acquire(slow)
+	// The 50 ms timeout leaves 20 ms for scheduling (see upTo).
+	upTo(t, func() string {
+		n5Clear(t, c, 0, 1, 2, 3, 4)
+		vFast, _, err := acquire(fast)
+		if err != nil {
+			return fmt.Sprintf("fast client: %v", err)
+		}
+		vSlow, keys, err := acquire(slow)
+		if err != nil {
+			return fmt.Sprintf("slow client: %v", err)
+		}
 		if vSlow > ttl-30*time.Millisecond-redlockDrift(ttl) {
 			t.Fatalf("validity with a 30 ms node: %v, want at most ttl − 30 ms − drift", vSlow)
 		}
-		if vFast-vSlow >= 25*time.Millisecond && keys == "11111" {
-			return
+		if vFast-vSlow < 25*time.Millisecond || keys != "11111" {
+			return fmt.Sprintf("want the slow node counted (keys %s, want 11111) and about 30 ms of validity lost to it (%v, without it %v)",
+				keys, vSlow, vFast)
 		}
-		if i == attempts {
-			t.Fatalf("in %d attempts, never both counted the slow node (keys %s, want 11111) and lost about 30 ms of validity to it (%v, without it %v)",
-				attempts, keys, vSlow, vFast)
-		}
-		t.Logf("attempt %d missed (a stall on a busy machine?): keys %s, validity %v, without the slow node %v", i, keys, vSlow, vFast)
-	}
+		return ""
+	})
 }
 
 func TestRedlockGivesUpWhenElapsedExceedsValidity(t *testing.T) {
