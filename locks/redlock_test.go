@@ -126,49 +126,55 @@ func upTo(t *testing.T, try func() string) {
 func TestRedlockExcludesOthersAndReleasesOnEveryNode(t *testing.T) {
 	c := n5Cluster(t, "a", "b")
 	ctx := n5Ctx(t)
-	a := n5Lock(t, c, "redlock", "a", 10*time.Second, nil)
-	b := n5Lock(t, c, "redlock", "b", 10*time.Second, nil)
+	// Every key check below rests on each node answering within the 50 ms per-node timeout
+	// (first dial included): see upTo.
+	upTo(t, func() string {
+		n5Clear(t, c, 0, 1, 2, 3, 4)
+		a := n5Lock(t, c, "redlock", "a", 10*time.Second, nil)
+		b := n5Lock(t, c, "redlock", "b", 10*time.Second, nil)
 
-	before := time.Now()
-	tok, err := a.Acquire(ctx)
-	after := time.Now()
-	if err != nil || tok != nil {
-		t.Fatalf("a acquire: token=%v err=%v (redlock has no token)", tok, err)
-	}
-	if got := n5Keys(t, c); got != "11111" {
-		t.Fatalf("keys after a's acquire: %s, want 11111", got)
-	}
-	// The hold ends at start + ttl − drift (drift = 1% + 2 ms = 102 ms), start within the call.
-	until := a.(Expiring).ValidUntil()
-	hold := 10*time.Second - 102*time.Millisecond
-	if until.Before(before.Add(hold)) || until.After(after.Add(hold)) {
-		t.Fatalf("ValidUntil %v after the call, want %v after its start (call took %v)", until.Sub(before), hold, after.Sub(before))
-	}
-	if _, err := b.Acquire(ctx); !errors.Is(err, ErrBusy) {
-		t.Fatalf("b acquire while a holds: want ErrBusy, got %v", err)
-	}
-	if got := n5Keys(t, c); got != "11111" {
-		t.Fatalf("b's failed attempt disturbed a's keys: %s", got)
-	}
-	if err := a.Release(ctx); err != nil {
-		t.Fatalf("a release: %v", err)
-	}
-	if got := n5Keys(t, c); got != "00000" {
-		t.Fatalf("keys after release: %s, want 00000", got)
-	}
-	if !a.(Expiring).ValidUntil().IsZero() {
-		t.Fatal("ValidUntil must be zero once released")
-	}
-	if _, err := b.Acquire(ctx); err != nil {
-		t.Fatalf("b acquire after release: %v", err)
-	}
-	// a's late release must not free b's lock.
-	if err := a.Release(ctx); !errors.Is(err, ErrNotHeld) {
-		t.Fatalf("a's second release: want ErrNotHeld, got %v", err)
-	}
-	if got := n5Keys(t, c); got != "11111" {
-		t.Fatalf("a's late release touched b's keys: %s", got)
-	}
+		before := time.Now()
+		tok, err := a.Acquire(ctx)
+		after := time.Now()
+		if err != nil || tok != nil {
+			return fmt.Sprintf("a acquire: token=%v err=%v (redlock has no token)", tok, err)
+		}
+		if got := n5Keys(t, c); got != "11111" {
+			return fmt.Sprintf("keys after a's acquire: %s, want 11111", got)
+		}
+		// The hold ends at start + ttl − drift (drift = 1% + 2 ms = 102 ms), start within the call.
+		until := a.(Expiring).ValidUntil()
+		hold := 10*time.Second - 102*time.Millisecond
+		if until.Before(before.Add(hold)) || until.After(after.Add(hold)) {
+			t.Fatalf("ValidUntil %v after the call, want %v after its start (call took %v)", until.Sub(before), hold, after.Sub(before))
+		}
+		if _, err := b.Acquire(ctx); !errors.Is(err, ErrBusy) {
+			return fmt.Sprintf("b acquire while a holds: want ErrBusy, got %v", err)
+		}
+		if got := n5Keys(t, c); got != "11111" {
+			return fmt.Sprintf("b's failed attempt disturbed a's keys: %s", got)
+		}
+		if err := a.Release(ctx); err != nil {
+			return fmt.Sprintf("a release: %v", err)
+		}
+		if got := n5Keys(t, c); got != "00000" {
+			return fmt.Sprintf("keys after release: %s, want 00000", got)
+		}
+		if !a.(Expiring).ValidUntil().IsZero() {
+			t.Fatal("ValidUntil must be zero once released")
+		}
+		if _, err := b.Acquire(ctx); err != nil {
+			return fmt.Sprintf("b acquire after release: %v", err)
+		}
+		// a's late release must not free b's lock.
+		if err := a.Release(ctx); !errors.Is(err, ErrNotHeld) {
+			t.Fatalf("a's second release: want ErrNotHeld, got %v", err)
+		}
+		if got := n5Keys(t, c); got != "11111" {
+			return fmt.Sprintf("a's late release touched b's keys (or b missed a node): %s", got)
+		}
+		return ""
+	})
 }
 
 func TestRedlockAcquiresWithTwoOfFiveNodesDown(t *testing.T) {
@@ -344,31 +350,36 @@ func TestRedlockHolderStalledPastTheTTLLosesItWithoutBeingTold(t *testing.T) {
 	c := n5Cluster(t, "a", "b")
 	ctx := n5Ctx(t)
 	ttl := 200 * time.Millisecond
-	a := n5Lock(t, c, "redlock", "a", ttl, nil).(*redlock)
-	b := n5Lock(t, c, "redlock", "b", 10*time.Second, nil)
-	if _, err := a.Acquire(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if !time.Now().Before(a.ValidUntil()) {
-		t.Fatal("a's validity check passes right after acquiring")
-	}
-	time.Sleep(300 * time.Millisecond) // the pause, after the check
-	if _, err := b.Acquire(ctx); err != nil {
-		t.Fatalf("b must get the expired lock: %v", err)
-	}
-	// Both "hold" now: b legitimately, a by its stale check. Only the clock tells a.
-	if !time.Now().After(a.ValidUntil()) {
-		t.Fatal("a's validity should be over")
-	}
-	if err := a.Extend(ctx); !errors.Is(err, ErrNotHeld) {
-		t.Fatalf("a's extend after expiry: want ErrNotHeld, got %v", err)
-	}
-	if err := a.Release(ctx); !errors.Is(err, ErrNotHeld) {
-		t.Fatalf("a's release after expiry: want ErrNotHeld, got %v", err)
-	}
-	if got := n5Keys(t, c); got != "11111" {
-		t.Fatalf("a's late release touched b's keys: %s", got)
-	}
+	// b's acquisition and the key check rest on the 50 ms per-node timeout: see upTo.
+	upTo(t, func() string {
+		n5Clear(t, c, 0, 1, 2, 3, 4)
+		a := n5Lock(t, c, "redlock", "a", ttl, nil).(*redlock)
+		b := n5Lock(t, c, "redlock", "b", 10*time.Second, nil)
+		if _, err := a.Acquire(ctx); err != nil {
+			return fmt.Sprintf("a acquire: %v", err)
+		}
+		if !time.Now().Before(a.ValidUntil()) {
+			return "a's validity check does not pass right after acquiring"
+		}
+		time.Sleep(300 * time.Millisecond) // the pause, after the check
+		if _, err := b.Acquire(ctx); err != nil {
+			return fmt.Sprintf("b must get the expired lock: %v", err)
+		}
+		// Both "hold" now: b legitimately, a by its stale check. Only the clock tells a.
+		if !time.Now().After(a.ValidUntil()) {
+			t.Fatal("a's validity should be over")
+		}
+		if err := a.Extend(ctx); !errors.Is(err, ErrNotHeld) {
+			t.Fatalf("a's extend after expiry: want ErrNotHeld, got %v", err)
+		}
+		if err := a.Release(ctx); !errors.Is(err, ErrNotHeld) {
+			t.Fatalf("a's release after expiry: want ErrNotHeld, got %v", err)
+		}
+		if got := n5Keys(t, c); got != "11111" {
+			return fmt.Sprintf("a's late release touched b's keys (or b missed a node): %s", got)
+		}
+		return ""
+	})
 }
 
 // n5Ctx bounds every command of a test, as the worker does: a frozen node must cost a timeout,
