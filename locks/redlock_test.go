@@ -168,7 +168,7 @@ func TestRedlockExcludesOthersAndReleasesOnEveryNode(t *testing.T) {
 		}
 		// a's late release must not free b's lock.
 		if err := a.Release(ctx); !errors.Is(err, ErrNotHeld) {
-			t.Fatalf("a's second release: want ErrNotHeld, got %v", err)
+			return fmt.Sprintf("a's second release: want ErrNotHeld, got %v", err)
 		}
 		if got := n5Keys(t, c); got != "11111" {
 			return fmt.Sprintf("a's late release touched b's keys (or b missed a node): %s", got)
@@ -369,11 +369,12 @@ func TestRedlockHolderStalledPastTheTTLLosesItWithoutBeingTold(t *testing.T) {
 		if !time.Now().After(a.ValidUntil()) {
 			t.Fatal("a's validity should be over")
 		}
+		// Both ask the nodes (a's keys are gone): a stall can time them out too.
 		if err := a.Extend(ctx); !errors.Is(err, ErrNotHeld) {
-			t.Fatalf("a's extend after expiry: want ErrNotHeld, got %v", err)
+			return fmt.Sprintf("a's extend after expiry: want ErrNotHeld, got %v", err)
 		}
 		if err := a.Release(ctx); !errors.Is(err, ErrNotHeld) {
-			t.Fatalf("a's release after expiry: want ErrNotHeld, got %v", err)
+			return fmt.Sprintf("a's release after expiry: want ErrNotHeld, got %v", err)
 		}
 		if got := n5Keys(t, c); got != "11111" {
 			return fmt.Sprintf("a's late release touched b's keys (or b missed a node): %s", got)
