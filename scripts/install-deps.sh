@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages lockcheck's real servers come from, if they are missing:
-# redis-server, libfaketime (Redis nodes' clocks), zookeeper and a Java runtime; mariadb-server and
-# postgresql (the database locks); chromium, in
-# which the report test opens a run's page; and debootstrap, which makes the docker provider's base
-# image from Debian's packages (`lockcheck images`; Docker itself is not installed here). Uses sudo when not root. Safe to run again: it
+# redis-server, libfaketime (Redis nodes' clocks), zookeeper and a Java runtime, etcd-server (and
+# etcd-client's etcdctl, for looking into a run's cluster by hand); mariadb-server and postgresql
+# (the database locks); chromium, in which the report test opens a run's page; and debootstrap,
+# which makes the docker provider's base image from Debian's packages (`lockcheck images`; Docker
+# itself is not installed here). Uses sudo when not root. Safe to run again: it
 # installs only what is absent. lockcheck never uses the packages' own services: it starts its
 # own servers on free 127.0.0.1 ports.
 set -euo pipefail
@@ -12,6 +13,8 @@ need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 [ -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] || need+=(libfaketime)
 command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
+command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
+command -v etcdctl >/dev/null 2>&1 || need+=(etcd-client)
 # chromium: the report test opens a run's report.html in it, headless.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # debootstrap: the docker provider's base image (providers/docker/images).

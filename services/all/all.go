@@ -6,6 +6,7 @@ import (
 	_ "github.com/lockcheck/lockcheck/providers/docker"
 	_ "github.com/lockcheck/lockcheck/providers/external"
 	_ "github.com/lockcheck/lockcheck/providers/local"
+	_ "github.com/lockcheck/lockcheck/services/etcd"
 	_ "github.com/lockcheck/lockcheck/services/mariadb"
 	_ "github.com/lockcheck/lockcheck/services/postgres"
 	_ "github.com/lockcheck/lockcheck/services/redis"

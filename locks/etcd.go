@@ -1,0 +1,378 @@
+package locks
+
+// etcd and etcd-unchecked: the lock of etcd's own Go client, go.etcd.io/etcd/client/v3 v3.5.35,
+// package concurrency, used as it is: a Session (a lease of TTL seconds, kept alive by the
+// client library every TTL/3) and a Mutex on /lockcheck/<key>. Lock puts the key <prefix>/<lease
+// id> under the session's lease; the key with the lowest create revision holds; a waiter watches
+// the key just ahead of it until it is deleted (by Unlock, or with its lease); before returning,
+// Lock checks that its own key still exists (v3.5 does; etcd's 3.4 server-side lock did not,
+// which Jepsen's etcd 3.4.3 analysis, Kyle Kingsbury, 2020, found).
+//
+// Why v3.5 of the client against Debian's 3.4.23 server: the v3.5 client line is the one whose
+// compatibility with 3.4 servers etcd documents (v3.6 clients assume v3.5+ servers), and v3.5.35
+// is its latest patch release the module proxy serves.
+//
+// The fencing token is the holder's key's create revision — what Mutex.IsOwner() compares against,
+// and what Jepsen's analysis advised as a token: etcd's revisions only grow, and the lowest create
+// revision holds, so holders' create revisions grow in acquisition order.
+//
+// The two designs differ only in whether the holder looks at its session:
+//   - etcd: a careful user. Session.Done() closes when the lease can no longer be kept alive (the
+//     server said it expired, or no keep-alive answer came for a TTL); the holder checks it before
+//     each access to the resource (locks.Expiring).
+//   - etcd-unchecked: as most code is written: Lock, work, Unlock, never looking at the session.
+//
+// What we add around the library, and why:
+//   - Lock blocks, and on giving up it deletes its key with the client's own context (no
+//     deadline: across a partition it waits for the connection to come back), and NewSession
+//     grants its lease the same way. Acquire runs the attempt in a goroutine and returns when ctx
+//     ends; the attempt finishes on its own, and whatever it leaves is undone (a lock it took after
+//     all is unlocked, a key it left is deleted). The key is one per session, so the next attempt
+//     waits until the previous one has finished.
+//   - A session whose Done channel closed is replaced at the next Acquire (its lease is gone, and
+//     a Lock on it would fail for ever).
+//   - Release reports ErrNotHeld when the session had ended by then: the key may have gone with
+//     the lease, and someone else may hold.
+//
+// How they fail: a pause or partition longer than the TTL lets the lease expire and another client
+// take the lock, while the holder goes on (K2). The unchecked holder never notices and writes; the
+// checked one notices only when the client library has closed Done — up to a second after its own
+// deadline (the library looks once a second), or when a keep-alive answer says the lease is gone —
+// and a pause between its check and its write (K3) is not caught at all. Fencing by create
+// revision rescues both.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+	"go.uber.org/zap"
+)
+
+// Etcd is the lock service the etcd designs run on (package services/etcd).
+const Etcd = "etcd"
+
+func init() {
+	common := Design{
+		Source:  "go.etcd.io/etcd/client/v3 v3.5.35, package concurrency (Session, Mutex), as etcd's documentation shows it; Jepsen's etcd 3.4.3 analysis (Kyle Kingsbury, 2020) tested etcd's lock",
+		Token:   "create revision of the holder's lock key (Mutex.IsOwner)",
+		Nodes:   3,
+		Expires: true,
+		Service: Etcd,
+		Protects: "crashed or cut-off holders (the key goes with the lease), herd effects (a waiter watches only the key ahead of it), " +
+			"leader changes (a new leader extends every lease), a waiter whose own session expired while it waited (Lock checks its key before returning)",
+	}
+	checked := common
+	checked.Name = "etcd"
+	checked.Summary = "etcd client v3.5 concurrency.Session + Mutex as they are (lease kept alive by the library, oldest key holds); the holder checks Session.Done() before each access"
+	checked.FailureModes = []string{
+		"a pause longer than the TTL: the lease expires and another client holds; on resuming the holder believes it still holds until the library closes Done (K2); create-revision fencing rescues",
+		"Done closes up to a second after the library's own deadline (it looks once a second), and that deadline counts from the last keep-alive answer: a holder cut off can still pass its check after the server revoked its lease",
+		"a pause between the check and the write (K3): nothing can catch it; create-revision fencing rescues",
+	}
+	checked.Scenarios = []string{"no-faults-etcd"}
+	checked.New = func(env Env) (Lock, error) {
+		l, err := newEtcdLock(env)
+		if err != nil {
+			return nil, err
+		}
+		return etcdChecked{l}, nil
+	}
+	Register(checked)
+
+	unchecked := common
+	unchecked.Name = "etcd-unchecked"
+	unchecked.Summary = "etcd client v3.5 concurrency.Session + Mutex as most code uses them: Lock, work, Unlock, never looking at the session"
+	unchecked.FailureModes = []string{
+		"a pause or partition longer than the TTL: the lease expires, another client holds, and the holder writes anyway (K2, as Jepsen's etcd 3.4.3 analysis found); create-revision fencing rescues",
+		"a pause anywhere in the critical section longer than the TTL (K3 too): it never checks",
+	}
+	unchecked.Scenarios = []string{"no-faults-etcd"}
+	unchecked.New = func(env Env) (Lock, error) { return newEtcdLock(env) }
+	Register(unchecked)
+}
+
+// etcdLock is one client's handle on an etcd mutex.
+type etcdLock struct {
+	env    Env
+	ttl    int // seconds
+	cli    *clientv3.Client
+	prefix string
+
+	mu       sync.Mutex
+	sess     *concurrency.Session // the current session, nil until the first attempt
+	held     *concurrency.Mutex
+	heldSess *concurrency.Session
+	attempt  chan struct{} // closed when the last attempt has finished, cleanup included
+	pending  []string      // keys of ours an attempt or a release may have left behind
+}
+
+func newEtcdLock(env Env) (*etcdLock, error) {
+	if env.TTL < time.Second || env.TTL%time.Second != 0 {
+		return nil, fmt.Errorf("etcd: a lease lasts whole seconds; ttl %s is not", env.TTL)
+	}
+	if len(env.Nodes) == 0 {
+		return nil, errors.New("etcd: no endpoints")
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: env.Nodes, Logger: etcdLogger()})
+	if err != nil {
+		return nil, fmt.Errorf("etcd: client: %w", err)
+	}
+	return &etcdLock{env: env, ttl: int(env.TTL / time.Second), cli: cli, prefix: "/lockcheck/" + env.Key}, nil
+}
+
+// etcdLogger keeps the client library's warnings and errors (in the worker's log), not its chatter.
+func etcdLogger() *zap.Logger {
+	cfg := zap.NewProductionConfig()
+	cfg.Level = zap.NewAtomicLevelAt(zap.WarnLevel)
+	cfg.Sampling = nil
+	cfg.OutputPaths, cfg.ErrorOutputPaths = []string{"stderr"}, []string{"stderr"}
+	lg, err := cfg.Build()
+	if err != nil {
+		return zap.NewNop()
+	}
+	return lg
+}
+
+// etcdAttempt is what one attempt came to.
+type etcdAttempt struct {
+	s   *concurrency.Session
+	m   *concurrency.Mutex
+	err error
+}
+
+// etcdAttemptState is shared by Acquire and its attempt: whichever comes second decides what
+// happens to the result.
+type etcdAttemptState struct {
+	mu        sync.Mutex
+	result    *etcdAttempt
+	abandoned bool
+}
+
+func (l *etcdLock) Acquire(ctx context.Context) (*int64, error) {
+	l.mu.Lock()
+	held, prev := l.held != nil, l.attempt
+	l.mu.Unlock()
+	if held {
+		return nil, errors.New("etcd: this client already holds the lock")
+	}
+	if prev != nil {
+		select {
+		case <-prev:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("etcd: an earlier attempt is still finishing: %w", ctx.Err())
+		}
+	}
+	if err := l.flushPending(ctx); err != nil {
+		return nil, err
+	}
+
+	done := make(chan struct{})
+	l.mu.Lock()
+	l.attempt = done
+	l.mu.Unlock()
+	st := &etcdAttemptState{}
+	go func() {
+		defer close(done)
+		r := l.try(ctx)
+		st.mu.Lock()
+		if st.abandoned {
+			st.mu.Unlock()
+			l.undo(r)
+			return
+		}
+		st.result = &r
+		st.mu.Unlock()
+	}()
+
+	select {
+	case <-done:
+	case <-ctx.Done():
+		st.mu.Lock()
+		if st.result == nil {
+			st.abandoned = true
+			st.mu.Unlock()
+			return nil, fmt.Errorf("etcd: no answer before %w (the attempt is abandoned and undone when it ends)", ctx.Err())
+		}
+		st.mu.Unlock()
+	}
+	st.mu.Lock()
+	r := *st.result
+	st.mu.Unlock()
+	if r.err != nil {
+		return nil, l.failed(ctx, r)
+	}
+	token := createRevision(r.m)
+	l.mu.Lock()
+	l.held, l.heldSess = r.m, r.s
+	l.mu.Unlock()
+	return &token, nil
+}
+
+// try is one attempt, as a user writes it: a session (the current one while it lives), then Lock.
+func (l *etcdLock) try(ctx context.Context) etcdAttempt {
+	s, err := l.session()
+	if err != nil {
+		return etcdAttempt{err: fmt.Errorf("etcd: NewSession: %w", err)}
+	}
+	m := concurrency.NewMutex(s, l.prefix)
+	return etcdAttempt{s: s, m: m, err: m.Lock(ctx)}
+}
+
+// session returns the current session, or a new one if there is none or its Done has closed.
+func (l *etcdLock) session() (*concurrency.Session, error) {
+	l.mu.Lock()
+	s := l.sess
+	l.mu.Unlock()
+	if s != nil && !etcdSessionEnded(s) {
+		return s, nil
+	}
+	if s != nil {
+		go func() { _ = s.Close() }() // revoke what may be left of the lease; it is gone anyway
+	}
+	s, err := concurrency.NewSession(l.cli, concurrency.WithTTL(l.ttl))
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	l.sess = s
+	l.mu.Unlock()
+	return s, nil
+}
+
+func etcdSessionEnded(s *concurrency.Session) bool {
+	select {
+	case <-s.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// Lock's key after its own Unlock ran (it resets the key to this).
+const etcdNoKey = "\x00"
+
+// failed says what an attempt that returned an error came to, deleting a key it may have left.
+func (l *etcdLock) failed(ctx context.Context, r etcdAttempt) error {
+	switch {
+	case r.m == nil:
+		return r.err
+	case r.m.Key() == etcdNoKey:
+		// Lock waited behind other clients' keys until ctx ended, then deleted its own.
+		return fmt.Errorf("%w (gave up waiting: %v)", ErrBusy, r.err)
+	case errors.Is(r.err, concurrency.ErrSessionExpired):
+		return fmt.Errorf("etcd: Lock: %w (the key went with the lease)", r.err)
+	}
+	l.deleteKey(ctx, r.m.Key())
+	return fmt.Errorf("etcd: Lock: %w", r.err)
+}
+
+// undo gives back what an abandoned attempt came to.
+func (l *etcdLock) undo(r etcdAttempt) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*l.env.Timeout)
+	defer cancel()
+	switch {
+	case r.m == nil:
+	case r.err == nil:
+		key := r.m.Key()
+		if err := r.m.Unlock(ctx); err != nil {
+			l.addPending(key)
+		}
+	case r.m.Key() != etcdNoKey:
+		l.deleteKey(ctx, r.m.Key())
+	}
+}
+
+// deleteKey deletes a key of ours ("" and Unlock's marker are none), or remembers it.
+func (l *etcdLock) deleteKey(ctx context.Context, key string) {
+	if key == "" || key == etcdNoKey {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 4*l.env.Timeout)
+	defer cancel()
+	if _, err := l.cli.Delete(ctx, key); err != nil {
+		l.addPending(key)
+	}
+}
+
+func (l *etcdLock) addPending(key string) {
+	l.mu.Lock()
+	l.pending = append(l.pending, key)
+	l.mu.Unlock()
+}
+
+// flushPending deletes keys left behind, before a new attempt queues behind them.
+func (l *etcdLock) flushPending(ctx context.Context) error {
+	l.mu.Lock()
+	todo := l.pending
+	l.pending = nil
+	l.mu.Unlock()
+	for i, key := range todo {
+		if _, err := l.cli.Delete(ctx, key); err != nil {
+			l.mu.Lock()
+			l.pending = append(todo[i:], l.pending...)
+			l.mu.Unlock()
+			return fmt.Errorf("etcd: could not delete a key left by an earlier attempt: %w", err)
+		}
+	}
+	return nil
+}
+
+// createRevision is the create revision of the key m holds: the value m.IsOwner() compares with.
+func createRevision(m *concurrency.Mutex) int64 {
+	c := pb.Compare(m.IsOwner())
+	return c.TargetUnion.(*pb.Compare_CreateRevision).CreateRevision
+}
+
+func (l *etcdLock) Release(ctx context.Context) error {
+	l.mu.Lock()
+	m, s := l.held, l.heldSess
+	l.held, l.heldSess = nil, nil
+	l.mu.Unlock()
+	if m == nil {
+		return ErrNotHeld
+	}
+	ended := etcdSessionEnded(s)
+	key := m.Key()
+	if err := m.Unlock(ctx); err != nil {
+		l.addPending(key) // deleted before the next attempt if still there
+		return fmt.Errorf("etcd: Unlock: %w", err)
+	}
+	if ended {
+		return fmt.Errorf("%w: the session had ended (its lease expired or could not be renewed), so the key may have gone with it", ErrNotHeld)
+	}
+	return nil
+}
+
+func (l *etcdLock) Close() error {
+	l.mu.Lock()
+	s := l.sess
+	l.mu.Unlock()
+	if s != nil {
+		s.Orphan()
+		ctx, cancel := context.WithTimeout(context.Background(), 4*l.env.Timeout)
+		_, _ = l.cli.Revoke(ctx, s.Lease())
+		cancel()
+	}
+	return l.cli.Close()
+}
+
+// etcdChecked is the careful user's lock: valid while the session lives.
+type etcdChecked struct{ *etcdLock }
+
+// ValidUntil is the zero time (no known end) while the session holding the lock lives, and a
+// time long past once its Done channel has closed.
+func (c etcdChecked) ValidUntil() time.Time {
+	c.mu.Lock()
+	s := c.heldSess
+	c.mu.Unlock()
+	if s == nil || !etcdSessionEnded(s) {
+		return time.Time{}
+	}
+	return time.Unix(0, 0)
+}
