@@ -24,7 +24,9 @@ package locks
 //
 // What we add around the library, and why:
 //   - Lock blocks, and on giving up it deletes its key with the client's own context (no
-//     deadline: across a partition it waits for the connection to come back), and NewSession
+//     deadline: across a partition it waits for the connection to come back). Lock gets a context
+//     that ends a little before Acquire's, so that in the ordinary case its clean-up is done and
+//     Acquire can tell "busy" from "unknown" before its own deadline. NewSession
 //     grants its lease the same way. Acquire runs the attempt in a goroutine and returns when ctx
 //     ends; the attempt finishes on its own, and whatever it leaves is undone (a lock it took after
 //     all is unlocked, a key it left is deleted). The key is one per session, so the next attempt
@@ -177,9 +179,11 @@ func (l *etcdLock) Acquire(ctx context.Context) (*int64, error) {
 	l.attempt = done
 	l.mu.Unlock()
 	st := &etcdAttemptState{}
+	lockCtx, cancel := l.lockContext(ctx)
 	go func() {
 		defer close(done)
-		r := l.try(ctx)
+		defer cancel()
+		r := l.try(lockCtx)
 		st.mu.Lock()
 		if st.abandoned {
 			st.mu.Unlock()
@@ -212,6 +216,17 @@ func (l *etcdLock) Acquire(ctx context.Context) (*int64, error) {
 	l.held, l.heldSess = r.m, r.s
 	l.mu.Unlock()
 	return &token, nil
+}
+
+// lockContext is ctx ending a little earlier, so that Lock, when it gives up waiting, has time to
+// delete its key and say so before ctx ends: one command's timeout, or a quarter of what is left.
+func (l *etcdLock) lockContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	slack := min(l.env.Timeout, time.Until(d)/4)
+	return context.WithDeadline(ctx, d.Add(-slack))
 }
 
 // try is one attempt, as a user writes it: a session (the current one while it lives), then Lock.
