@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/lockcheck
 PKGS    := ./...
 
-.PHONY: all deps build run test tidy-check flakes vet repeat debate debate-repeat matrix bench images clean
+.PHONY: all deps build run test tidy-check flakes vet repeat debate debate-repeat jepsen-etcd matrix bench images clean
 
 # Whether a Docker daemon answers: then `make test` builds the docker provider's images and its
 # tests must run (LOCKCHECK_REQUIRE_DOCKER=1); without one they say so in one line each.
@@ -60,6 +60,14 @@ debate: deps build
 # for `make debate` to show (slow: ~30 minutes on 2 cores).
 debate-repeat: deps build
 	./$(BIN) debate --count 10 --seeds 20 --record scenarios/debate/repeatability.json --out results/DEBATE.md
+
+# A run shaped like Jepsen's etcd 3.4.3 lock-set test (scenarios/jepsen/), over seeds 1..8 (~9
+# minutes on 2 cores): results/JEPSEN-ETCD.md, then each seed's register table (acknowledged and
+# lost updates of the unfenced and the fenced registers).
+jepsen-etcd: deps build
+	rm -rf results/jepsen-etcd
+	./$(BIN) debate --scenarios scenarios/jepsen --seeds 8 --results results/jepsen-etcd --out results/JEPSEN-ETCD.md --repeatability ""
+	@for d in results/jepsen-etcd/*/2*/; do echo "$$d"; ./$(BIN) check "$$d" | grep -E '^(register|unfenced|fenced)' || true; done
 
 # Every lock under every generic fault (~15 minutes); writes results/matrix/latest/matrix.{md,json,html}.
 matrix: deps build

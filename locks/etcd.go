@@ -75,9 +75,11 @@ func init() {
 	checked.FailureModes = []string{
 		"a pause longer than the TTL: the lease expires and another client holds; on resuming the holder believes it still holds until the library closes Done (K2); create-revision fencing rescues",
 		"Done closes up to a second after the library's own deadline (it looks once a second), and that deadline counts from the last keep-alive answer: a holder cut off can still pass its check after the server revoked its lease",
+		"a fresh session is taken to be alive for 5 s before its first keep-alive answer, whatever its TTL: after a leader crash a holder passed its check with its lease already gone (debate/k11-leader-crash-etcd)",
 		"a pause between the check and the write (K3): nothing can catch it; create-revision fencing rescues",
 	}
-	checked.Scenarios = []string{"no-faults-etcd"}
+	checked.Scenarios = []string{"no-faults-etcd", "debate/k2-etcd", "debate/k3-etcd", "debate/k11-leader-isolated-etcd",
+		"debate/k11-leader-crash-etcd", "debate/waiter-session-expires-etcd"}
 	checked.New = func(env Env) (Lock, error) {
 		l, err := newEtcdLock(env)
 		if err != nil {
@@ -94,7 +96,7 @@ func init() {
 		"a pause or partition longer than the TTL: the lease expires, another client holds, and the holder writes anyway (K2, as Jepsen's etcd 3.4.3 analysis found); create-revision fencing rescues",
 		"a pause anywhere in the critical section longer than the TTL (K3 too): it never checks",
 	}
-	unchecked.Scenarios = []string{"no-faults-etcd"}
+	unchecked.Scenarios = []string{"no-faults-etcd", "debate/k2-etcd-unchecked", "jepsen/random-pauses-etcd-unchecked"}
 	unchecked.New = func(env Env) (Lock, error) { return newEtcdLock(env) }
 	Register(unchecked)
 }

@@ -97,12 +97,12 @@ func TestShippedScenariosReachTheirExpectedVerdicts(t *testing.T) {
 
 // fastDebate is the part of the debate make test asserts: each fault mechanism once (pause,
 // delay, failover, asymmetric partition + node clock, crash-restart, send/reply stall, cas-random,
-// persistence, and the seeds' four mistakes).
+// persistence, and the seeds' four mistakes), and etcd's lock under K2 (unchecked) and K3.
 var fastDebate = []string{
 	"k2-set-nx-px", "k2-zk", "k3-redlock", "k3-redisson-fenced", "k4-set-nx-px", "k6-failover-token-backwards",
 	"k8-redlock", "k9-redlock", "k10-a8-redlock-send-reply-pause", "k10-set-nx-px-send-reply-pause",
 	"a4-redlock", "a10-aof-always-redlock", "mistake-setnx-then-expire", "mistake-client-clock-getset",
-	"mistake-del-without-owner-check", "mistake-get-then-del",
+	"mistake-del-without-owner-check", "mistake-get-then-del", "k2-etcd-unchecked", "k3-etcd",
 }
 
 func assertRunFolder(t *testing.T, sc *scenarios.Scenario, dir string) {
@@ -115,6 +115,8 @@ func assertRunFolder(t *testing.T, sc *scenarios.Scenario, dir string) {
 		nodeLog = "servers/db1/mariadb.log"
 	case locks.PostgreSQL:
 		nodeLog = "servers/db1/postgres.log"
+	case locks.Etcd:
+		nodeLog = "servers/n1/etcd.log"
 	}
 	for _, f := range []string{HistoryFile, ScenarioFile, VerdictFile, nodeLog, "servers/resource/redis.log", "logs/client-1.log"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
