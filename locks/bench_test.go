@@ -3,9 +3,10 @@ package locks
 // Lock cycle rate (BENCH.md figure 1): every design against real servers, no faults, no proxies.
 // A cycle is acquire + an empty critical section + release; with 8 clients all of them contend
 // for the same lock, each on its own connection, retrying at once when it is busy. The ceiling is
-// a raw round trip on the same kind of connection (lockcheck's go-redis settings, or a
-// go-zookeeper session): a cycle needs at least two, so each sub-benchmark also reports its time
-// per cycle divided by two round trips measured right after it (x2RT).
+// a raw round trip on the same kind of connection (lockcheck's go-redis settings, a
+// go-zookeeper session, or an etcd client's linearizable Get): a cycle needs at least two, so
+// each sub-benchmark also reports its time per cycle divided by two round trips measured right
+// after it (x2RT).
 //
 //	go test -run '^$' -bench 'LockCycle|RoundTrip' -benchtime 1s -count 3 ./locks/
 
@@ -20,6 +21,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/redis/go-redis/v9"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"github.com/lockcheck/lockcheck/internal/redisopt"
 )
@@ -29,6 +32,7 @@ type benchServers struct {
 	redis []string // 5 lock nodes (under libfaketime, as in a run), direct addresses
 	plain string   // the resource's redis: no libfaketime
 	zk    string   // a standalone ZooKeeper, direct address
+	etcd  string   // a single etcd member, direct address
 }
 
 func startBenchServers(b *testing.B) benchServers {
@@ -40,6 +44,7 @@ func startBenchServers(b *testing.B) benchServers {
 		s.redis = append(s.redis, c.Direct[n])
 	}
 	s.zk = StartTestService(b, TestServiceSpec{Design: "zk", Nodes: 1}).Direct["zk1"]
+	s.etcd = StartTestService(b, TestServiceSpec{Design: "etcd", Nodes: 1}).Direct["n1"]
 	return s
 }
 
@@ -47,7 +52,7 @@ func startBenchServers(b *testing.B) benchServers {
 func BenchmarkLockCycle(b *testing.B) {
 	s := startBenchServers(b)
 	for _, d := range All() {
-		if s := d.ServiceName(); s != Redis && s != ZooKeeper {
+		if s := d.ServiceName(); s != Redis && s != ZooKeeper && s != Etcd {
 			continue // the database designs have their own (db_bench_test.go)
 		}
 		for _, clients := range []int{1, 8} {
@@ -61,8 +66,11 @@ func BenchmarkLockCycle(b *testing.B) {
 func benchCycles(b *testing.B, s benchServers, d Design, clients int) {
 	nodes := s.redis[:d.Nodes]
 	ttl := 10 * time.Second // nothing expires during a benchmark
-	if d.Service == ZooKeeper {
+	switch d.Service {
+	case ZooKeeper:
 		nodes, ttl = []string{s.zk}, 4*time.Second // ttl is the session timeout
+	case Etcd:
+		nodes = []string{s.etcd} // one member: etcd designs run on 1 to 7
 	}
 	role := ""
 	if d.ReadWrite {
@@ -131,6 +139,9 @@ func benchCycles(b *testing.B, s benchServers, d Design, clients int) {
 // roundTripOn opens one connection to the first server design d uses and returns one round trip
 // on it: PING with lockcheck's go-redis settings, or exists on a go-zookeeper session.
 func roundTripOn(s benchServers, d Design) (func() error, func(), error) {
+	if d.Service == Etcd {
+		return etcdGetOn(s.etcd)
+	}
 	if d.Service == ZooKeeper {
 		conn, _, err := zk.Connect([]string{s.zk}, 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(zkBenchQuiet{}))
 		if err != nil {
@@ -206,6 +217,18 @@ func BenchmarkRoundTrip(b *testing.B) {
 		b.Run(fmt.Sprintf("server=zookeeper/clients=%d", clients), func(b *testing.B) {
 			benchZKExists(b, s.zk, clients)
 		})
+		b.Run(fmt.Sprintf("server=etcd/clients=%d", clients), func(b *testing.B) {
+			ops := make([]func() error, clients)
+			for i := range ops {
+				op, closeOp, err := etcdGetOn(s.etcd)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer closeOp()
+				ops[i] = op
+			}
+			runRoundTrips(b, ops)
+		})
 	}
 }
 
@@ -269,4 +292,14 @@ func runRoundTrips(b *testing.B, ops []func() error) {
 	if sec := b.Elapsed().Seconds(); sec > 0 {
 		b.ReportMetric(float64(b.N)/sec, "ops/s")
 	}
+}
+
+// etcdGetOn opens an etcd client of its own to addr and returns one linearizable Get on it.
+func etcdGetOn(addr string) (func() error, func(), error) {
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{addr}, Logger: zap.NewNop()})
+	if err != nil {
+		return nil, nil, err
+	}
+	op := func() error { _, err := c.Get(context.Background(), "x"); return err }
+	return op, func() { _ = c.Close() }, op()
 }
