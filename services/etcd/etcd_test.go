@@ -196,6 +196,16 @@ func TestSingleMember(t *testing.T) {
 	if err := put(top.Endpoints("client-1").Nodes[0], "k", "v"); err != nil {
 		t.Fatal(err)
 	}
+	// Stop removes the 64 MB preallocated write-ahead log, and keeps the rest of the data folder.
+	if err := top.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(c.Member("n1").Dir(), "data", "member", "wal")); !os.IsNotExist(err) {
+		t.Fatalf("the WAL is still there after Stop: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(c.Member("n1").Dir(), "data", "member", "snap", "db")); err != nil {
+		t.Fatalf("the database went too: %v", err)
+	}
 }
 
 // BenchmarkStartThreeMembers: start time of a 3-member cluster (ready, n1 leading) and the
