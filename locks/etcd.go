@@ -127,8 +127,15 @@ func newEtcdLock(env Env) (*etcdLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcd: client: %w", err)
 	}
-	return &etcdLock{env: env, ttl: int(env.TTL / time.Second), cli: cli, prefix: "/lockcheck/" + env.Key}, nil
+	return &etcdLock{env: env, ttl: int(env.TTL / time.Second), cli: cli, prefix: etcdMutexPrefix(env.Key)}, nil
 }
+
+// etcdMutexPrefix is the prefix the Mutex is made with; it keeps its keys under prefix + "/".
+func etcdMutexPrefix(key string) string { return "/lockcheck/" + key }
+
+// EtcdLockPrefix is the prefix under which the etcd designs keep every key of the lock on key: what
+// a run removes from a cluster that outlives it.
+func EtcdLockPrefix(key string) string { return etcdMutexPrefix(key) + "/" }
 
 // etcdLogger keeps the client library's warnings and errors (in the worker's log), not its chatter.
 func etcdLogger() *zap.Logger {

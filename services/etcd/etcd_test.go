@@ -372,3 +372,33 @@ func b64(s string) string {
 	out, _ := json.Marshal([]byte(s))
 	return strings.Trim(string(out), `"`)
 }
+
+// Cleanup removes the lock's keys and nothing else.
+func TestCleanupRemovesTheLocksKeys(t *testing.T) {
+	sc, err := scenarios.Parse("x.yaml", []byte("name: x\nlock: etcd\nnodes: 1\nclients: 1\nttl: 2s\nduration: 2s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := start(t, sc.Plan())
+	c := top.Instance.(*etcd.Cluster)
+	addr := c.Member("n1").Addr(etcd.ClientPort)
+	for _, k := range []string{"/lockcheck/run-1/a", "/lockcheck/run-1/b", "/lockcheck/run-10/a", "other"} {
+		if err := put(addr, k, "v"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Cleanup(context.Background(), "run-1"); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]bool{"/lockcheck/run-1/a": false, "/lockcheck/run-1/b": false, "/lockcheck/run-10/a": true, "other": true} {
+		var r struct {
+			Count string `json:"count"`
+		}
+		if err := post(addr, "/v3/kv/range", fmt.Sprintf(`{"key":%q}`, b64(k)), &r); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Count == "1"; got != want {
+			t.Errorf("%s still there: %v, want %v", k, got, want)
+		}
+	}
+}
