@@ -53,6 +53,9 @@ func TestImpossibleSchedulesAreRefusedNamingTheLine(t *testing.T) {
 		{"quorum cut of a standalone server", "zk", 1,
 			"  - {fault: partition, target: zk1, at: 1s}\n",
 			[]string{"nemesis[0].target:", "zk1 has no links to other servers to cut"}},
+		{"partition of a standalone server's leader", "zk", 1,
+			"  - {fault: partition, target: leader, at: 1s}\n",
+			[]string{"nemesis[0].target:", "leader has no links to other servers to cut"}},
 		{"partition of a Redis node", "set-nx-px", 1,
 			"  - {fault: partition, target: n1, at: 1s}\n",
 			[]string{"nemesis[0].target:", "target a client and list n1 in nodes"}},
@@ -111,6 +114,7 @@ func TestPossibleSchedulesLoad(t *testing.T) {
 		"strobe":         {"set-nx-px", 1, "  - {fault: strobe, target: n1, at: 1s, offset: 5s, period: 1s, for: 3s}\n"},
 		"quorum cut":     {"zk", 3, "  - {fault: partition, target: zk1, nodes: [zk2, zk3], at: 1s, for: 2s}\n"},
 		"quorum cut all": {"zk", 3, "  - {fault: partition, target: zk3, at: 1s, for: 2s}\n"},
+		"leader cut off": {"zk", 3, "  - {fault: partition, target: leader, at: 1s, for: 2s}\n"},
 		"random mixed": {"redlock", 5, "  - random: {faults: [pause, kill, clock, crash, partition, delay], targets: [client-1, client-2, n1, n2]," +
 			" interval: 1s, min_for: 100ms, max_for: 1s, max_offset: 2s, max_latency: 300ms}\n"},
 	} {

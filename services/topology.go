@@ -43,6 +43,9 @@ type Topology struct {
 	ownLinks bool
 	stopOnce sync.Once
 	stopErr  error
+
+	targetsOnce sync.Once
+	targets     map[string]nemesis.Target
 }
 
 // Start starts plan on a provider and puts a proxy on every client's link to every server. On
@@ -165,10 +168,22 @@ func (t *Topology) Endpoints(client string) locks.Endpoints {
 }
 
 // Targets are the nemesis's handles on the servers and roles.
-func (t *Topology) Targets() map[string]nemesis.Target { return t.Instance.Targets() }
+// They are made once, so a role (the leader, the primary) keeps the node a fault resolved it to
+// for the rest of that fault, whichever way the fault reaches it (its process, its links).
+func (t *Topology) Targets() map[string]nemesis.Target {
+	t.targetsOnce.Do(func() { t.targets = t.Instance.Targets() })
+	return t.targets
+}
 
 // Cut cuts a client's links to nodes (every server when empty), or a server off from its peers.
 func (t *Topology) Cut(target string, nodes []string) error {
+	if r, ok := t.Targets()[target].(*Role); ok {
+		n, err := r.node(true)
+		if err != nil {
+			return err
+		}
+		return t.Provider.CutPeers(n.Name(), nodes)
+	}
 	if t.isServer(target) {
 		return t.Provider.CutPeers(target, nodes)
 	}
@@ -177,6 +192,13 @@ func (t *Topology) Cut(target string, nodes []string) error {
 
 // Heal undoes cuts and delays alike.
 func (t *Topology) Heal(target string, nodes []string) error {
+	if r, ok := t.Targets()[target].(*Role); ok {
+		n, err := r.node(false)
+		if err != nil {
+			return err
+		}
+		return t.Provider.HealPeers(n.Name(), nodes)
+	}
 	if t.isServer(target) {
 		return t.Provider.HealPeers(target, nodes)
 	}

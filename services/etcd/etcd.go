@@ -112,8 +112,14 @@ func (Kind) Plan(s services.Spec, bad services.Report) *services.Plan {
 		}
 		p.Targets = append(p.Targets, nemesis.TargetInfo{Name: n, Restart: true, NoClock: noClock, Peers: peers})
 	}
+	// The leader can be cut from the others like any member: from whichever member leads when the
+	// partition starts.
+	var leaderPeers []string
+	if len(members) > 1 {
+		leaderPeers = members
+	}
 	p.Targets = append(p.Targets, nemesis.TargetInfo{Name: Leader, Role: "whichever member leads when the fault starts",
-		Restart: true, NoClock: noClock})
+		Restart: true, NoClock: noClock, Peers: leaderPeers})
 	return p
 }
 

@@ -103,7 +103,14 @@ func (Kind) Plan(s services.Spec, bad services.Report) *services.Plan {
 		}
 		p.Targets = append(p.Targets, nemesis.TargetInfo{Name: n, Restart: true, NoClock: noClock, Peers: peers})
 	}
-	p.Targets = append(p.Targets, nemesis.TargetInfo{Name: Leader, Role: "whichever server leads when the fault starts", Restart: true, NoClock: noClock})
+	// The leader can be cut from the others like any server: the one leading when the partition
+	// starts.
+	var leaderPeers []string
+	if len(servers) > 1 {
+		leaderPeers = servers
+	}
+	p.Targets = append(p.Targets, nemesis.TargetInfo{Name: Leader, Role: "whichever server leads when the fault starts",
+		Restart: true, NoClock: noClock, Peers: leaderPeers})
 	return p
 }
 
