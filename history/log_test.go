@@ -14,6 +14,7 @@ func TestWrittenEventsReadBackInTimeOrder(t *testing.T) {
 	}
 	w.Append(Event{Time: 20, Process: "client-1", Type: OK, F: Acquire, Op: 1, Token: TokenOf(7)})
 	w.Append(Event{Time: 10, Process: "client-1", Type: Invoke, F: Acquire, Op: 1})
+	w.Append(Event{Time: 25, Process: "client-1", Type: Invoke, F: Read, Op: 2, CS: 1})
 	w.Append(Event{Time: 30, Process: "client-1", Type: OK, F: Read, Op: 2, CS: 1,
 		Registers: map[string]Register{"unfenced": {Value: 3, Status: Accepted}}})
 	if err := w.Close(); err != nil {
@@ -23,11 +24,11 @@ func TestWrittenEventsReadBackInTimeOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(events) != 3 || events[0].Type != Invoke || events[1].Type != OK || *events[1].Token != 7 {
+	if len(events) != 4 || events[0].Type != Invoke || events[1].Type != OK || *events[1].Token != 7 {
 		t.Fatalf("unexpected events: %+v", events)
 	}
-	if events[2].Registers["unfenced"].Value != 3 {
-		t.Fatalf("registers lost: %+v", events[2])
+	if events[3].Registers["unfenced"].Value != 3 {
+		t.Fatalf("registers lost: %+v", events[3])
 	}
 }
 
