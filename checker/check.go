@@ -34,19 +34,25 @@ func (o Options) withDefaults() Options {
 
 // Check judges a history. It does not modify events; they need not be sorted.
 func Check(events []history.Event, opts Options) Verdict {
+	return FromEvents(events).Check(opts)
+}
+
+// Check judges the history. It remembers, for Visualize, the piece of each register's history
+// that is not linearizable.
+func (l *Log) Check(opts Options) Verdict {
 	opts = opts.withDefaults()
-	events = sortedEvents(events)
-	b := runBounds(events)
-	ops := clientOps(events)
-	tl := buildTimelines(events, b.end)
+	b := l.bounds()
+	ops := l.clientOps()
+	tl := l.buildTimelines(b.end)
 	v := Verdict{
 		RunStart:        b.start,
 		RunLength:       time.Duration(b.end - b.start),
-		Events:          len(events),
-		MutualExclusion: mutualExclusion(tl.holds, b.start),
-		Registers:       checkRegisters(events, ops, opts.LinearizabilityTimeout),
-		Liveness:        liveness(ops, tl, b, opts.StuckAfter),
+		Events:          l.events,
+		MutualExclusion: l.mutualExclusion(tl.holds, b.start),
+		Registers:       l.checkRegisters(ops, opts.LinearizabilityTimeout),
+		Liveness:        l.liveness(ops, tl, b, opts.StuckAfter),
 	}
+	v.Inconclusive = l.inconclusive(ops, v)
 	v.Summary = summarize(v)
 	return v
 }
@@ -54,9 +60,9 @@ func Check(events []history.Event, opts Options) Verdict {
 // checkRegisters judges every register the history mentions: those critical sections touched,
 // and those only the resource reported (not applicable). Porcupine runs for each in parallel,
 // each with its own budget.
-func checkRegisters(events []history.Event, ops []op, budget time.Duration) map[string]RegisterVerdict {
-	data := collectRegisters(ops)
-	final, initial := finalValues(events), initialValues(events)
+func (l *Log) checkRegisters(ops []op, budget time.Duration) map[string]RegisterVerdict {
+	data := l.collectRegisters(ops)
+	final, initial := l.finalValues(), l.initialValues()
 	for _, names := range []map[string]int64{final, initial} {
 		for name := range names {
 			if data[name] == nil {
@@ -64,17 +70,25 @@ func checkRegisters(events []history.Event, ops []op, budget time.Duration) map[
 			}
 		}
 	}
-	ids := clientIDs(ops)
+	ids := l.clientIDs(ops)
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	l.pieces = map[string]*piece{}
 	for name, r := range data {
 		if !r.verdict.Applicable {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.verdict.Linearizable = linearizable(r.sections, initial[name], ids, budget)
-		}()
+		wg.Go(func() {
+			res := linearizableInSegments(r.sections, initial[name], ids, budget)
+			r.verdict.Linearizable = res.verdict
+			r.sections = nil // a soak run's sections are tens of megabytes: not kept past here
+			if p := res.piece; p != nil {
+				r.verdict.Piece = &Piece{Start: p.start, End: p.end, Sections: len(p.sections)}
+				mu.Lock()
+				l.pieces[name] = p
+				mu.Unlock()
+			}
+		})
 	}
 	wg.Wait()
 	out := make(map[string]RegisterVerdict, len(data))

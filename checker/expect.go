@@ -69,10 +69,16 @@ func (e Expect) Validate() error {
 // Match lists every expectation v does not meet; empty means the run passes. A register whose
 // linearizability is unknown (checker timeout) or whose lost updates are unknown (no final value)
 // never meets an expectation about it: a CI gate must not pass on a guess.
+//
+// An inconclusive run (see Inconclusive) never passes either, whatever else it shows: a gate
+// must not pass on a run that proved nothing.
 func (e Expect) Match(v Verdict) []Mismatch {
 	var out []Mismatch
 	miss := func(field, want, got string) { out = append(out, Mismatch{field, want, got}) }
 
+	if reason := e.Inconclusive(v); reason != "" {
+		miss("inconclusive", "a run that proves something", reason)
+	}
 	if e.MutualExclusion != "" {
 		got := holds
 		if !v.MutualExclusion.Holds {
@@ -118,6 +124,20 @@ func (e Expect) Match(v Verdict) []Mismatch {
 		}
 	}
 	return out
+}
+
+// Inconclusive says why v proves nothing under these expectations, or "": the checker's own
+// reason (no acquisition at all, a lock service never reachable), or fewer acquisitions than
+// liveness.min_acquisitions asks for (too little traffic to have shown anything).
+func (e Expect) Inconclusive(v Verdict) string {
+	if v.Inconclusive != "" {
+		return v.Inconclusive
+	}
+	if l := e.Liveness; l != nil && l.MinAcquisitions != nil && v.Liveness.Acquisitions < *l.MinAcquisitions {
+		return fmt.Sprintf("only %d acquisitions, fewer than the %d the scenario needs (liveness.min_acquisitions)",
+			v.Liveness.Acquisitions, *l.MinAcquisitions)
+	}
+	return ""
 }
 
 func yesNo(b bool) string {

@@ -1,30 +1,31 @@
 package checker
 
 import (
+	"fmt"
 	"sort"
 	"time"
-
-	"github.com/lockcheck/lockcheck/history"
 )
 
 // liveness measures how available the lock was: acquisitions, their latency, and the windows in
 // which someone wanted the lock and nobody held it.
-func liveness(ops []op, tl timelines, b bounds, stuckAfter time.Duration) Liveness {
+func (log *Log) liveness(ops []op, tl timelines, b bounds, stuckAfter time.Duration) Liveness {
 	var l Liveness
 	var latencies []time.Duration
 	lastOK := int64(-1 << 63)
-	for _, o := range ops {
-		if o.f != history.Acquire || o.done == nil {
+	for i := range ops {
+		o := &ops[i]
+		if o.f != idAcquire || !o.completed() {
 			continue
 		}
-		switch o.done.Type {
-		case history.OK:
+		done := &log.recs[o.done]
+		switch done.typ {
+		case tOK:
 			l.Acquisitions++
-			latencies = append(latencies, time.Duration(o.done.Time-o.invoke.Time))
-			lastOK = max(lastOK, o.done.Time)
-		case history.Fail:
+			latencies = append(latencies, time.Duration(done.t-log.recs[o.invoke].t))
+			lastOK = max(lastOK, done.t)
+		case tFail:
 			l.AcquireFailures++
-		case history.Info:
+		case tInfo:
 			l.AcquireUnknown++
 		}
 	}
@@ -44,7 +45,7 @@ func liveness(ops []op, tl timelines, b bounds, stuckAfter time.Duration) Livene
 		last := windows[n-1]
 		if d := time.Duration(last.end - last.start); lastOK < last.end && d > stuckAfter {
 			l.Stuck, l.StuckFor = true, d
-			l.StuckUnknown = unknownTakers(ops, last.end)
+			l.StuckUnknown = log.unknownTakers(ops, last.end)
 		}
 	}
 	return l
@@ -105,23 +106,61 @@ func unavailableWindows(tl timelines, end int64) []window {
 // unknownTakers lists the clients whose last acquire before end ended unknown (info) and was not
 // followed by an acquisition of theirs: the attempt may have taken the lock at any time after it
 // was sent, so it may be what holds a lock nobody believes they hold.
-func unknownTakers(ops []op, end int64) []string {
-	last := map[string]*op{}
+func (l *Log) unknownTakers(ops []op, end int64) []string {
+	last := map[int32]*op{}
 	for i := range ops {
 		o := &ops[i]
-		if o.f != history.Acquire || o.done == nil || o.invoke.Time >= end {
+		if o.f != idAcquire || !o.completed() || l.recs[o.invoke].t >= end {
 			continue
 		}
-		if t := o.done.Type; t == history.OK || t == history.Info {
-			last[o.process] = o
+		if t := l.recs[o.done].typ; t == tOK || t == tInfo {
+			last[o.proc] = o
 		}
 	}
 	var out []string
 	for c, o := range last {
-		if o.done.Type == history.Info {
-			out = append(out, c)
+		if l.recs[o.done].typ == tInfo {
+			out = append(out, l.str(c))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return LessClient(out[i], out[j]) })
 	return out
+}
+
+// inconclusive says why a run proves nothing, or "": a run in which no client ever held the lock
+// shows neither safety nor its absence. When every attempt ended in an error rather than a
+// refusal, the lock service was never reachable; the reason says so, with the first error.
+func (l *Log) inconclusive(ops []op, v Verdict) string {
+	if v.Liveness.Acquisitions > 0 {
+		return ""
+	}
+	var attempts, errs int
+	var firstErr string
+	for i := range ops {
+		o := &ops[i]
+		if o.f != idAcquire {
+			continue
+		}
+		attempts++
+		if !o.completed() {
+			continue
+		}
+		if done := &l.recs[o.done]; done.typ == tInfo {
+			errs++
+			if firstErr == "" {
+				firstErr = l.str(done.err)
+			}
+		}
+	}
+	switch {
+	case attempts == 0:
+		return "no client ever tried to acquire the lock"
+	case errs > 0 && errs == attempts:
+		s := fmt.Sprintf("no client ever acquired the lock: the lock service never answered (%d attempts, every one an error", attempts)
+		if firstErr != "" {
+			s += ", the first: " + firstErr
+		}
+		return s + ")"
+	}
+	return fmt.Sprintf("no client ever acquired the lock (%d attempts)", attempts)
 }

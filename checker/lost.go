@@ -1,16 +1,15 @@
 package checker
 
-import "github.com/lockcheck/lockcheck/history"
-
 // finalValues are the register values the resource reported after the clients stopped (the last
 // "final" note); nil when the run ended before they were read.
-func finalValues(events []history.Event) map[string]int64 {
+func (l *Log) finalValues() map[string]int64 {
 	var final map[string]int64
-	for _, e := range events {
-		if e.Process == history.Resource && e.F == history.Final && e.Type == history.Note {
+	for i := range l.recs {
+		r := &l.recs[i]
+		if r.proc == idResource && r.f == idFinal && r.typ == tNote {
 			final = map[string]int64{}
-			for name, r := range e.Registers {
-				final[name] = r.Value
+			for _, v := range l.registersOf(r) {
+				final[l.regNames[v.name]] = v.value
 			}
 		}
 	}
@@ -19,12 +18,13 @@ func finalValues(events []history.Event) map[string]int64 {
 
 // initialValues are the registers' values at the start of the run: 0 unless the controller's
 // start note says otherwise (a resource that was not empty).
-func initialValues(events []history.Event) map[string]int64 {
+func (l *Log) initialValues() map[string]int64 {
 	init := map[string]int64{}
-	for _, e := range events {
-		if e.Process == history.Controller && e.F == history.Start && e.Type == history.Note {
-			for name, r := range e.Registers {
-				init[name] = r.Value
+	for i := range l.recs {
+		r := &l.recs[i]
+		if r.proc == idController && r.f == idStart && r.typ == tNote {
+			for _, v := range l.registersOf(r) {
+				init[l.regNames[v.name]] = v.value
 			}
 		}
 	}
@@ -33,15 +33,22 @@ func initialValues(events []history.Event) map[string]int64 {
 
 // lostUpdates compares acknowledged increments with how far the register really moved. Unknown
 // writes that landed make it move further than acknowledged: that is not a loss, hence the floor.
+// No more updates can be lost than were acknowledged: a register that ends below where it
+// started lost every one of them and more, and that is said apart (FinalBelowInitial), not
+// counted as updates lost.
 func lostUpdates(r *RegisterVerdict, initial int64, final map[string]int64, name string) {
 	f, ok := final[name]
 	if !ok {
 		return // no final read: nothing to compare with
 	}
 	r.Final = &f
+	if f < initial {
+		r.FinalBelowInitial = initial - f
+	}
 	if !r.Applicable {
 		return
 	}
 	r.LostUpdatesKnown = true
-	r.LostUpdates = int(max(0, int64(r.AckedIncrements)-(f-initial)))
+	moved := max(0, f-initial)
+	r.LostUpdates = int(max(0, int64(r.AckedIncrements)-moved))
 }

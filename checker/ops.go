@@ -9,52 +9,50 @@ import (
 )
 
 // op is one client operation: its invoke and, if it ever came, its completion. Every check reads
-// these rather than raw events, so that invoke/completion pairing is done once.
+// these rather than raw records, so that invoke/completion pairing is done once.
 type op struct {
-	process string
-	f       string
-	cs      int64
-	// invoke and done point into the events being checked: copies would double the memory of a
-	// large history. done is nil when the op never completed (the client died or the run ended
-	// first).
-	invoke, done *history.Event
+	proc int32 // string id of the client
+	f    int32 // string id of the operation's name
+	cs   int64
+	// invoke and done index Log.recs; done is -1 when the op never completed (the client died or
+	// the run ended first).
+	invoke, done int32
 }
+
+func (o *op) completed() bool { return o.done >= 0 }
 
 // isClient tells client processes from the harness's own.
-func isClient(process string) bool {
-	switch process {
-	case "", history.Nemesis, history.Resource, history.Controller:
-		return false
-	}
-	return true
-}
+func isClient(process string) bool { return history.IsClient(process) }
 
-// clientOps pairs invokes with completions by (process, Op), in invoke order. A completion
-// without an invoke cannot be placed in time and is dropped.
-func clientOps(events []history.Event) []op {
-	ops := make([]op, 0, len(events)/2) // about two events per op: no garbage from regrowing
-	open := map[string]map[int64]int{}  // process → Op → index in ops
-	for k := range events {
-		e := &events[k]
-		if !isClient(e.Process) {
+// clientOps pairs invokes with completions by (process, op), in invoke order. The history reader
+// refuses a completion without its invoke; one that slips through (a Log built from events in
+// memory) cannot be placed in time and is dropped.
+func (l *Log) clientOps() []op {
+	type key struct {
+		proc int32
+		op   int64
+	}
+	ops := make([]op, 0, len(l.recs)/2) // about two records per op: no garbage from regrowing
+	open := map[key]int{}               // → index in ops
+	for k := range l.recs {
+		r := &l.recs[k]
+		if !l.isClient(r.proc) {
 			continue
 		}
-		switch e.Type {
-		case history.Invoke:
-			if open[e.Process] == nil {
-				open[e.Process] = map[int64]int{}
-			}
-			open[e.Process][e.Op] = len(ops)
-			ops = append(ops, op{process: e.Process, f: e.F, cs: e.CS, invoke: e})
-		case history.OK, history.Fail, history.Info:
-			i, found := open[e.Process][e.Op]
-			if !found || ops[i].f != e.F {
+		switch r.typ {
+		case tInvoke:
+			open[key{r.proc, r.op}] = len(ops)
+			ops = append(ops, op{proc: r.proc, f: r.f, cs: r.cs, invoke: int32(k), done: -1})
+		case tOK, tFail, tInfo:
+			kk := key{r.proc, r.op}
+			i, found := open[kk]
+			if !found || ops[i].f != r.f {
 				continue
 			}
-			delete(open[e.Process], e.Op)
-			ops[i].done = e
+			delete(open, kk)
+			ops[i].done = int32(k)
 			if ops[i].cs == 0 {
-				ops[i].cs = e.CS
+				ops[i].cs = r.cs
 			}
 		}
 	}
@@ -65,6 +63,24 @@ func clientOps(events []history.Event) []op {
 // events. A belief of holding the lock still open at the end is cut there.
 type bounds struct{ start, end int64 }
 
+func (l *Log) bounds() bounds {
+	b := bounds{l.first, l.last}
+	for i := range l.recs {
+		r := &l.recs[i]
+		if r.proc != idController || r.typ != tNote {
+			continue
+		}
+		switch r.f {
+		case idStart:
+			b.start = r.t
+		case idEnd:
+			b.end = r.t
+		}
+	}
+	return b
+}
+
+// runBounds are bounds of a slice of events (Faults reads them so).
 func runBounds(events []history.Event) bounds {
 	var b bounds
 	if len(events) == 0 {
@@ -85,19 +101,19 @@ func runBounds(events []history.Event) bounds {
 	return b
 }
 
-// death reports the client an event says died: a controller's crash note or a nemesis kill.
-// A kill's invoke is ignored: the process was still alive when the kill was sent.
-func death(e history.Event) (string, bool) {
-	if e.Target == "" || !isClient(e.Target) {
-		return "", false
+// death reports the client (string id) a record says died: a controller's crash note or a
+// nemesis kill. A kill's invoke is ignored: the process was still alive when the kill was sent.
+func (l *Log) death(r *rec) (int32, bool) {
+	if !l.isClient(r.target) {
+		return 0, false
 	}
 	switch {
-	case e.F == history.Crash && e.Type == history.Note:
-		return e.Target, true
-	case e.F == history.Kill && e.Process == history.Nemesis && (e.Type == history.Note || e.Type == history.OK):
-		return e.Target, true
+	case r.f == idCrash && r.typ == tNote:
+		return r.target, true
+	case r.f == idKill && r.proc == idNemesis && (r.typ == tNote || r.typ == tOK):
+		return r.target, true
 	}
-	return "", false
+	return 0, false
 }
 
 // sortedEvents returns events in time order, copying only if the caller's slice is not sorted.
@@ -129,20 +145,21 @@ func splitNumber(s string) (string, int, bool) {
 	return s[:i], n, err == nil
 }
 
-// clientIDs numbers the clients from 0 in natural order, as porcupine's visualization wants.
-func clientIDs(ops []op) map[string]int {
-	var names []string
-	seen := map[string]bool{}
+// clientIDs numbers the clients from 0 in natural order, as porcupine's visualization wants;
+// the map is by string id.
+func (l *Log) clientIDs(ops []op) map[int32]int {
+	var procs []int32
+	seen := map[int32]bool{}
 	for _, o := range ops {
-		if !seen[o.process] {
-			seen[o.process] = true
-			names = append(names, o.process)
+		if !seen[o.proc] {
+			seen[o.proc] = true
+			procs = append(procs, o.proc)
 		}
 	}
-	sort.Slice(names, func(i, j int) bool { return LessClient(names[i], names[j]) })
-	ids := make(map[string]int, len(names))
-	for i, n := range names {
-		ids[n] = i
+	sort.Slice(procs, func(i, j int) bool { return LessClient(l.str(procs[i]), l.str(procs[j])) })
+	ids := make(map[int32]int, len(procs))
+	for i, p := range procs {
+		ids[p] = i
 	}
 	return ids
 }

@@ -7,8 +7,8 @@ import (
 
 // mutualExclusion finds every maximal window in which two clients both believed they held the lock
 // (two readers of a read/write lock may; a reader with a writer, or two writers, may not).
-func mutualExclusion(holds []interval, runStart int64) MutualExclusion {
-	windows := pairOverlaps(holds)
+func (l *Log) mutualExclusion(holds []interval, runStart int64) MutualExclusion {
+	windows := pairOverlaps(holds, l.str)
 	if windows == nil {
 		windows = []Overlap{} // "windows": [] rather than null in verdict.json
 	}
@@ -20,7 +20,7 @@ func mutualExclusion(holds []interval, runStart int64) MutualExclusion {
 
 // pairOverlaps intersects the holds of every two different clients. A client's own holds never
 // overlap, so the windows of one pair are disjoint; touching ones are merged into one.
-func pairOverlaps(holds []interval) []Overlap {
+func pairOverlaps(holds []interval, name func(int32) string) []Overlap {
 	hs := append([]interval(nil), holds...)
 	sort.Slice(hs, func(i, j int) bool { return hs[i].start < hs[j].start })
 	var raw []Overlap
@@ -36,7 +36,7 @@ func pairOverlaps(holds []interval) []Overlap {
 				continue
 			}
 			if end := min(a.end, h.end); end > h.start {
-				raw = append(raw, Overlap{Clients: pair(a.client, h.client), Start: h.start, Length: time.Duration(end - h.start)})
+				raw = append(raw, Overlap{Clients: pair(name(a.client), name(h.client)), Start: h.start, Length: time.Duration(end - h.start)})
 			}
 		}
 		active = append(kept, h)

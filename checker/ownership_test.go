@@ -113,10 +113,10 @@ func TestOverlapStartIsTheAbsoluteTimeOfTheLaterAcquire(t *testing.T) {
 
 func TestACrashedHolderIntervalEndsAtTheCrash(t *testing.T) {
 	events := newHistory().start(0).acquire("client-1", 5, 10).crash("client-1", 50).end(200).build()
-	tl := buildTimelines(events, runBounds(events).end)
-	want := []interval{{client: "client-1", start: ms(10), end: ms(50)}}
-	if !reflect.DeepEqual(tl.holds, want) {
-		t.Fatalf("holds = %v, want %v", tl.holds, want)
+	holds := Holds(events)
+	want := []Hold{{Client: "client-1", Start: ms(10), End: ms(50), EndedBy: history.Crash}}
+	if !reflect.DeepEqual(holds, want) {
+		t.Fatalf("holds = %v, want %v", holds, want)
 	}
 }
 

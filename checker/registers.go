@@ -1,19 +1,15 @@
 package checker
 
 import (
-	"math"
-
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// never is the return time of an increment whose write outcome is unknown: it may take effect at
-// any later moment, so porcupine must be free to place it anywhere after its call.
-const never = math.MaxInt64 >> 1
-
-// section is one critical section's read-modify-write of one register, as the client saw it: an
-// atomic increment that read Read and then wrote Read+1 with outcome Write.
+// section is one critical section's read-modify-write of one register, as the client saw it: it
+// read Read and then wrote Read+1 with outcome Write. When the write's outcome is unknown, ret is
+// when the client sent it: the read is over by then, and the write may land at any later moment
+// (the model in linearizable.go keeps it pending).
 type section struct {
-	client    string
+	client    int32 // string id
 	cs        int64
 	call, ret int64
 	Read      int64
@@ -28,37 +24,39 @@ type registerData struct {
 
 // collectRegisters walks each client's reads and writes. Only a read accepted by the register
 // becomes a section: a rejected or unknown read tells nothing of the register's value.
-func collectRegisters(ops []op) map[string]*registerData {
-	regs := map[string]*registerData{}
-	get := func(name string) *registerData {
-		r := regs[name]
+func (l *Log) collectRegisters(ops []op) map[string]*registerData {
+	byID := make([]*registerData, len(l.regNames))
+	get := func(name uint8) *registerData {
+		r := byID[name]
 		if r == nil {
 			r = &registerData{}
 			r.verdict.Applicable = true
-			regs[name] = r
+			byID[name] = r
 		}
 		return r
 	}
 	writes := pairWrites(ops)
-	for i, o := range ops {
-		if o.f != history.Read || o.done == nil {
+	for i := range ops {
+		o := &ops[i]
+		if o.f != idRead || !o.completed() {
 			continue
 		}
+		done := &l.recs[o.done]
 		w := writes[i]
-		for name, reg := range o.done.Registers {
-			r := get(name)
+		for _, reg := range l.registersOf(done) {
+			r := get(reg.name)
 			switch {
-			case reg.Status == history.Rejected:
+			case reg.status == sRejected:
 				r.verdict.ReadsRejected++
 				continue
-			case reg.Status != history.Accepted || o.done.Type != history.OK:
+			case reg.status != sAccepted || done.typ != tOK:
 				r.verdict.ReadsUnknown++
 				continue
 			}
 			r.verdict.ReadsAccepted++
-			s := section{client: o.process, cs: o.cs, call: o.invoke.Time, ret: o.done.Time, Read: reg.Value}
-			if w != nil {
-				s.Write, s.ret = writeOutcome(w, name)
+			s := section{client: o.proc, cs: o.cs, call: l.recs[o.invoke].t, ret: done.t, Read: reg.value}
+			if w >= 0 {
+				s.Write, s.ret = l.writeOutcome(&ops[w], reg.name)
 				switch s.Write {
 				case history.Accepted:
 					r.verdict.WritesAccepted++
@@ -72,53 +70,62 @@ func collectRegisters(ops []op) map[string]*registerData {
 		}
 	}
 	// A register written but never read still counts as touched.
-	for _, o := range ops {
-		if o.f == history.Write && o.done != nil {
-			for name := range o.done.Registers {
-				get(name)
+	for i := range ops {
+		if o := &ops[i]; o.f == idWrite && o.completed() {
+			for _, reg := range l.registersOf(&l.recs[o.done]) {
+				get(reg.name)
 			}
 		}
 	}
-	for _, r := range regs {
-		r.verdict.AckedIncrements = r.verdict.WritesAccepted
+	regs := map[string]*registerData{}
+	for id, r := range byID {
+		if r != nil {
+			r.verdict.AckedIncrements = r.verdict.WritesAccepted
+			regs[l.regNames[id]] = r
+		}
 	}
 	return regs
 }
 
-// pairWrites maps each read (by index in ops) to the write of the same critical section: the
-// same client's next write, provided their CS numbers agree when both are set.
-func pairWrites(ops []op) map[int]*op {
-	writes := map[int]*op{}
-	lastRead := map[string]int{} // process → index of its latest read still without a write
-	for i, o := range ops {
+// pairWrites maps each read (by index in ops) to the write of the same critical section (its
+// index, or -1): the same client's next write, provided their CS numbers agree when both are set.
+func pairWrites(ops []op) []int32 {
+	writes := make([]int32, len(ops))
+	lastRead := map[int32]int{} // client → index of its latest read still without a write
+	for i := range ops {
+		writes[i] = -1
+		o := &ops[i]
 		switch o.f {
-		case history.Read:
-			lastRead[o.process] = i
-		case history.Write:
-			r, ok := lastRead[o.process]
+		case idRead:
+			lastRead[o.proc] = i
+		case idWrite:
+			r, ok := lastRead[o.proc]
 			if !ok || (o.cs != 0 && ops[r].cs != 0 && o.cs != ops[r].cs) {
 				continue
 			}
-			delete(lastRead, o.process)
-			writes[r] = &ops[i]
+			delete(lastRead, o.proc)
+			writes[r] = int32(i)
 		}
 	}
 	return writes
 }
 
-// writeOutcome is a write's outcome on one register and when the client learned it.
-func writeOutcome(w *op, name string) (string, int64) {
-	if w.done == nil {
-		return history.Unknown, never
+// writeOutcome is a write's outcome on one register and the end of its section: when the client
+// learned the outcome, or, when it never did, when it sent the write.
+func (l *Log) writeOutcome(w *op, name uint8) (string, int64) {
+	sent := l.recs[w.invoke].t
+	if !w.completed() {
+		return history.Unknown, sent
 	}
-	reg, ok := w.done.Registers[name]
+	done := &l.recs[w.done]
+	reg, ok := l.register(done, name)
 	switch {
-	case ok && reg.Status == history.Accepted:
-		return history.Accepted, w.done.Time
-	case ok && reg.Status == history.Rejected:
-		return history.Rejected, w.done.Time
-	case !ok && w.done.Type == history.Fail:
-		return history.Rejected, w.done.Time // certainly did not take effect
+	case ok && reg.status == sAccepted:
+		return history.Accepted, done.t
+	case ok && reg.status == sRejected:
+		return history.Rejected, done.t
+	case !ok && done.typ == tFail:
+		return history.Rejected, done.t // certainly did not take effect
 	}
-	return history.Unknown, never
+	return history.Unknown, sent
 }

@@ -54,6 +54,9 @@ func registerWords(name string, r RegisterVerdict) string {
 	if r.LostUpdatesKnown && r.LostUpdates > 0 {
 		facts = append(facts, "lost "+plural(r.LostUpdates, "update"))
 	}
+	if r.FinalBelowInitial > 0 {
+		facts = append(facts, fmt.Sprintf("ended %d below its initial value", r.FinalBelowInitial))
+	}
 	if n := r.StaleRejected(); n > 0 {
 		facts = append(facts, "rejected "+plural(n, "stale access"))
 	}

@@ -28,6 +28,9 @@ func Table(v Verdict, w io.Writer) error {
 		final := "-"
 		if r.Final != nil {
 			final = strconv.FormatInt(*r.Final, 10)
+			if r.FinalBelowInitial > 0 {
+				final += fmt.Sprintf(" (%d below the initial %d)", r.FinalBelowInitial, *r.Final+r.FinalBelowInitial)
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", name, r.Linearizable, lost, r.AckedIncrements, r.StaleRejected(), final)
 	}

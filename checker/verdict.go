@@ -23,7 +23,11 @@ type Verdict struct {
 	MutualExclusion MutualExclusion            `json:"mutual_exclusion"`
 	Registers       map[string]RegisterVerdict `json:"registers"`
 	Liveness        Liveness                   `json:"liveness"`
-	Summary         string                     `json:"summary"`
+	// Inconclusive, when not empty, says why the run proves nothing either way (no client ever
+	// held the lock, the lock service never answered, fewer acquisitions than the scenario asks
+	// for): a clean verdict on such a run is no evidence, and it fails any expect block.
+	Inconclusive string `json:"inconclusive,omitempty"`
+	Summary      string `json:"summary"`
 }
 
 // MutualExclusion lists the windows in which two clients both believed they held the lock.
@@ -63,6 +67,22 @@ type RegisterVerdict struct {
 	// landed can raise the final value and hide a loss; they are never counted as one.
 	LostUpdates      int  `json:"lost_updates"`
 	LostUpdatesKnown bool `json:"lost_updates_known"` // false without a final value
+	// FinalBelowInitial is how far the final value is below the value the run started with: the
+	// register went backwards (its storage lost data, or something outside the run wrote to it).
+	// Lost updates never count more than the acknowledged increments; this says the rest.
+	FinalBelowInitial int64 `json:"final_below_initial,omitempty"`
+
+	// Piece is the part of the register's history that was found not linearizable, or that the
+	// checker ran out of time on: what porcupine's page for the register shows.
+	Piece *Piece `json:"piece,omitempty"`
+}
+
+// Piece is a stretch of one register's history between two quiet moments (no critical section
+// in progress), checked by porcupine as one.
+type Piece struct {
+	Start    int64 `json:"start_ns"` // CLOCK_MONOTONIC of its first section's read
+	End      int64 `json:"end_ns"`   // of its last section's end
+	Sections int   `json:"sections"`
 }
 
 // StaleRejected counts accesses fencing refused.

@@ -465,6 +465,8 @@ func (p *parser) parseEvent(line []byte, e *Event, regs map[string]Register) (se
 			if !p.null() {
 				e.Rate, err = p.float64()
 			}
+		case "latency":
+			e.Latency, err = p.nullableInt(e.Latency)
 		case "error":
 			e.Error, err = p.nullableStr(e.Error)
 		case "seq":
@@ -495,7 +497,7 @@ func (p *parser) parseEvent(line []byte, e *Event, regs map[string]Register) (se
 
 // eventFields are Event's JSON keys.
 var eventFields = []string{"t", "process", "type", "f", "op", "cs", "token", "registers", "role", "nodes",
-	"target", "point", "pass", "duration", "offset", "rate", "error", "seq"}
+	"target", "point", "pass", "duration", "offset", "rate", "latency", "error", "seq"}
 
 const (
 	maxInt = int(^uint(0) >> 1)

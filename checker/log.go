@@ -1,0 +1,230 @@
+package checker
+
+import (
+	"slices"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Log is a history reduced to what the checks and the report read, in time order. A soak run's
+// history has a million events; held as history.Event values (a map of registers each) they took
+// gigabytes, so a Log keeps one fixed-size record per event with its strings interned and its
+// register values in one shared slice. The resource's own access log is counted but not kept:
+// no check reads it. The nemesis's events are kept whole: they are few, and Faults reads them.
+type Log struct {
+	strs []string         // interned strings; id 0 is ""
+	ids  map[string]int32 // string → id
+	recs []rec
+	regs []regValue
+	// regNames are register names; regValue.name indexes it.
+	regNames []string
+	regIDs   map[string]uint8
+	nemesis  []history.Event
+	events   int   // every event of the history, including those not kept
+	first    int64 // the earliest and latest time of any event
+	last     int64
+
+	// What Check found, for Visualize: the piece of each register's history to draw.
+	pieces map[string]*piece
+}
+
+// rec is one event.
+type rec struct {
+	t, op, cs, token int64
+	regs             int32 // index of its first register value in Log.regs
+	proc, f, target  int32 // string ids
+	err, role        int32
+	nregs            uint8
+	typ              uint8
+	hasToken         bool
+}
+
+type regValue struct {
+	value  int64
+	name   uint8 // index in Log.regNames
+	status uint8 // a statusCode
+}
+
+// Event types as rec.typ.
+const (
+	tOther uint8 = iota
+	tInvoke
+	tOK
+	tFail
+	tInfo
+	tNote
+)
+
+var typeCodes = map[history.Type]uint8{history.Invoke: tInvoke, history.OK: tOK, history.Fail: tFail, history.Info: tInfo, history.Note: tNote}
+
+// Register statuses as regValue.status.
+const (
+	sNone uint8 = iota
+	sAccepted
+	sRejected
+	sUnknown
+	sOther
+)
+
+var statusCodes = map[string]uint8{"": sNone, history.Accepted: sAccepted, history.Rejected: sRejected, history.Unknown: sUnknown}
+
+// Ids of the strings the checks compare with, interned first by newLog in this order.
+const (
+	idEmpty int32 = iota
+	idAcquire
+	idRelease
+	idRead
+	idWrite
+	idCrash
+	idLost
+	idKill
+	idStart
+	idEnd
+	idFinal
+	idController
+	idNemesis
+	idResource
+)
+
+var fixedStrings = []string{"", history.Acquire, history.Release, history.Read, history.Write, history.Crash,
+	history.Lost, history.Kill, history.Start, history.End, history.Final, history.Controller, history.Nemesis, history.Resource}
+
+func newLog() *Log {
+	l := &Log{ids: map[string]int32{}, regIDs: map[string]uint8{}, first: 1<<63 - 1, last: -1 << 63}
+	for _, s := range fixedStrings {
+		l.id(s)
+	}
+	return l
+}
+
+func (l *Log) id(s string) int32 {
+	if id, ok := l.ids[s]; ok {
+		return id
+	}
+	id := int32(len(l.strs))
+	l.strs = append(l.strs, s)
+	l.ids[s] = id
+	return id
+}
+
+func (l *Log) str(id int32) string { return l.strs[id] }
+
+// Load reads a history file into a Log. Errors name the file and the line (history.Scan).
+func Load(path string) (*Log, error) {
+	l := newLog()
+	err := history.ScanFile(path, func(_ int, e *history.Event) error {
+		l.add(e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	l.finish()
+	return l, nil
+}
+
+// FromEvents makes a Log of events (in any order).
+func FromEvents(events []history.Event) *Log {
+	l := newLog()
+	for i := range events {
+		l.add(&events[i])
+	}
+	l.finish()
+	return l
+}
+
+// add keeps what the checks need of one event; e may be reused by the caller afterwards.
+func (l *Log) add(e *history.Event) {
+	l.events++
+	l.first, l.last = min(l.first, e.Time), max(l.last, e.Time)
+	switch e.Process {
+	case history.Resource:
+		if e.F != history.Final {
+			return // the resource's own access log: no check reads it
+		}
+	case history.Nemesis:
+		l.nemesis = append(l.nemesis, e.Clone())
+	}
+	r := rec{t: e.Time, op: e.Op, cs: e.CS, proc: l.id(e.Process), f: l.id(e.F), target: l.id(e.Target),
+		typ: typeCodes[e.Type], regs: int32(len(l.regs))}
+	if e.Role != "" {
+		r.role = l.id(e.Role)
+	}
+	if e.Error != "" {
+		r.err = l.id(e.Error)
+	}
+	if e.Token != nil {
+		r.token, r.hasToken = *e.Token, true
+	}
+	for name, v := range e.Registers {
+		n, ok := l.regIDs[name]
+		if !ok {
+			if len(l.regNames) == 255 {
+				continue // more registers than any resource has: not a history of ours
+			}
+			n = uint8(len(l.regNames))
+			l.regNames = append(l.regNames, name)
+			l.regIDs[name] = n
+		}
+		st, ok := statusCodes[v.Status]
+		if !ok {
+			st = sOther
+		}
+		l.regs = append(l.regs, regValue{value: v.Value, name: n, status: st})
+		r.nregs++
+	}
+	l.recs = append(l.recs, r)
+}
+
+// finish orders the records by time, keeping the written order among equal times.
+func (l *Log) finish() {
+	if !slices.IsSortedFunc(l.recs, cmpTime) {
+		slices.SortStableFunc(l.recs, cmpTime)
+	}
+	if l.events == 0 {
+		l.first, l.last = 0, 0
+	}
+}
+
+func cmpTime(a, b rec) int {
+	switch {
+	case a.t < b.t:
+		return -1
+	case a.t > b.t:
+		return 1
+	}
+	return 0
+}
+
+// registers of a record.
+func (l *Log) registersOf(r *rec) []regValue { return l.regs[r.regs : r.regs+int32(r.nregs)] }
+
+// register finds one register's value in a record.
+func (l *Log) register(r *rec, name uint8) (regValue, bool) {
+	for _, v := range l.registersOf(r) {
+		if v.name == name {
+			return v, true
+		}
+	}
+	return regValue{}, false
+}
+
+func (l *Log) isClient(id int32) bool {
+	return id != idEmpty && id != idNemesis && id != idResource && id != idController
+}
+
+// Events is how many events the history had, including those a Log does not keep.
+func (l *Log) Events() int { return l.events }
+
+// Faults are the nemesis's actions (see Faults).
+func (l *Log) Faults() []Fault { return Faults(l.faultEvents()) }
+
+// faultEvents are the nemesis's events with the controller's start and end notes, which bound
+// faults never healed.
+func (l *Log) faultEvents() []history.Event {
+	b := l.bounds()
+	out := make([]history.Event, 0, len(l.nemesis)+2)
+	out = append(out, history.Event{Time: b.start, Process: history.Controller, Type: history.Note, F: history.Start})
+	out = append(out, l.nemesis...)
+	return append(out, history.Event{Time: b.end, Process: history.Controller, Type: history.Note, F: history.End})
+}
