@@ -113,7 +113,7 @@ func folderTime(dir string, info fs.FileInfo) time.Time {
 // rather than dropping the run: the list is how one finds broken runs too.
 func runEntry(dir, rel string, when time.Time) RunEntry {
 	e := RunEntry{Path: rel, When: when}
-	var j judged
+	var j Judged
 	if raw, err := os.ReadFile(filepath.Join(dir, verdictFile)); err == nil && json.Unmarshal(raw, &j) == nil {
 		e.Scenario, e.Holds, e.Matches, e.Summary = j.Scenario, j.Verdict.MutualExclusion.Holds, j.Matches, j.Verdict.Summary
 	} else {

@@ -2,11 +2,11 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -25,8 +25,8 @@ const (
 	ReportFile = "report.html"
 )
 
-// judged is verdict.json as the runner writes it.
-type judged struct {
+// Judged is a run's verdict as the runner judged it (verdict.json).
+type Judged struct {
 	Scenario   string             `json:"scenario"`
 	Verdict    checker.Verdict    `json:"verdict"`
 	Matches    bool               `json:"matches_expect"`
@@ -36,8 +36,8 @@ type judged struct {
 // run is everything the report shows, read from one run folder.
 type run struct {
 	dir      string
-	scenario *scenarios.Scenario
-	judged   judged
+	scenario *scenarios.Scenario // nil: the folder has only a history
+	judged   Judged
 	start    int64 // CLOCK_MONOTONIC of the run's start
 	end      int64
 	clients  []string
@@ -45,11 +45,16 @@ type run struct {
 	holds    []checker.Hold
 	faults   []checker.Fault
 	acquires []acquire
-	accesses []access
-	releases []int64         // completion times of releases that went through
-	notes    []history.Event // client lost / crash notes, drawn on the lanes
-	tokens   map[holdKey]int64
-	enders   map[holdKey]string // what ended a hold: (client, end time) → event f
+	accesses []access // a long run keeps only those its detail windows draw
+	releases []int64  // completion times of releases that went through
+	marks    []checker.Mark
+	tokens   map[holdKey]int64 // the fencing token of each hold, by its client and start
+	// long: too many holds to draw one by one on one page; the page shows an overview and
+	// detail windows (overview.go).
+	long    bool
+	windows []window
+	// completions counts every client operation's completion (throughput), accesses included.
+	completions []int64
 }
 
 type holdKey struct {
@@ -75,19 +80,30 @@ type access struct {
 	invoke int64
 	t      int64 // completion; the invoke when it never completed
 	token  *int64
-	regs   map[string]history.Register
+	regs   []checker.RegisterValue
 }
 
+func (a access) register(name string) (checker.RegisterValue, bool) {
+	for _, r := range a.regs {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return checker.RegisterValue{}, false
+}
+
+// load reads a run folder: its history, its verdict (judging it if it has none) and its
+// scenario, if it has one.
 func load(dir string) (*run, error) {
 	sc, err := loadScenario(filepath.Join(dir, scenarioFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	l, err := checker.Load(filepath.Join(dir, historyFile))
 	if err != nil {
 		return nil, err
 	}
-	events, err := history.ReadFile(filepath.Join(dir, historyFile))
-	if err != nil {
-		return nil, err
-	}
-	var j judged
+	var j Judged
 	raw, err := os.ReadFile(filepath.Join(dir, verdictFile))
 	switch {
 	case err == nil:
@@ -95,123 +111,120 @@ func load(dir string) (*run, error) {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, verdictFile), err)
 		}
 	case os.IsNotExist(err):
-		// A folder never judged (a run killed outright): judge it here, without an expect match.
-		v := checker.Check(events, checker.Options{})
-		j = judged{Scenario: sc.Name, Verdict: v, Mismatches: sc.Expect.Match(v)}
+		// A folder never judged (a run killed outright): judge it here.
+		v := l.Check(checker.Options{})
+		var expect checker.Expect
+		if sc != nil {
+			j.Scenario, expect = sc.Name, sc.Expect
+		}
+		j.Verdict, j.Mismatches = v, expect.Match(v)
 		j.Matches = len(j.Mismatches) == 0
 	default:
 		return nil, err
 	}
-	r := &run{dir: dir, scenario: sc, judged: j, holds: checker.Holds(events), faults: checker.Faults(events),
-		tokens: map[holdKey]int64{}, enders: map[holdKey]string{}}
-	r.start = j.Verdict.RunStart
-	r.end = r.start + int64(j.Verdict.RunLength)
-	if r.end <= r.start && len(events) > 0 {
-		r.start, r.end = events[0].Time, events[len(events)-1].Time
-	}
-	r.collect(events)
-	return r, nil
+	return newRun(dir, sc, l, j), nil
 }
 
-// collect pairs client operations and gathers what the lanes and plots draw.
-func (r *run) collect(events []history.Event) {
-	type key struct {
-		process string
-		op      int64
+func newRun(dir string, sc *scenarios.Scenario, l *checker.Log, j Judged) *run {
+	r := &run{dir: dir, scenario: sc, judged: j, holds: l.Holds(), faults: l.Faults(), marks: l.Marks()}
+	r.start = j.Verdict.RunStart
+	r.end = r.start + int64(j.Verdict.RunLength)
+	if r.end <= r.start {
+		r.start, r.end = l.Bounds()
 	}
-	openAcq := map[key]int{}
-	openAcc := map[key]int{}
+	r.long = len(r.holds) > maxDrawnHolds
+	if r.long {
+		r.windows = detailWindows(r)
+	}
+	r.collect(l)
+	return r
+}
+
+// collect gathers what the lanes and plots draw.
+func (r *run) collect(l *checker.Log) {
+	r.tokens = map[holdKey]int64{}
 	clients := map[string]bool{}
-	regs := map[string]bool{}
-	for _, name := range r.scenario.ClientNames() {
-		clients[name] = true
-	}
-	for _, e := range events {
-		for name := range e.Registers {
-			regs[name] = true
-		}
-		if !strings.HasPrefix(e.Process, "client-") {
-			if e.Process == history.Controller && e.F == history.Crash && e.Target != "" {
-				r.notes = append(r.notes, e)
-				r.enders[holdKey{e.Target, e.Time}] = "crash"
-			}
-			if e.Process == history.Nemesis && e.F == history.Kill && e.Type == history.OK {
-				r.enders[holdKey{e.Target, e.Time}] = "kill"
-			}
-			continue
-		}
-		clients[e.Process] = true
-		k := key{e.Process, e.Op}
-		switch {
-		case e.F == history.Acquire && e.Type == history.Invoke:
-			openAcq[k] = len(r.acquires)
-			r.acquires = append(r.acquires, acquire{client: e.Process, invoke: e.Time, role: e.Role})
-		case e.F == history.Acquire:
-			if i, ok := openAcq[k]; ok {
-				delete(openAcq, k)
-				a := &r.acquires[i]
-				a.done, a.outcome, a.token, a.err = e.Time, string(e.Type), e.Token, e.Error
-				if e.Type == history.OK && e.Token != nil {
-					r.tokens[holdKey{e.Process, e.Time}] = *e.Token
-				}
-			}
-		case (e.F == history.Read || e.F == history.Write) && e.Type == history.Invoke:
-			openAcc[k] = len(r.accesses)
-			r.accesses = append(r.accesses, access{client: e.Process, f: e.F, cs: e.CS, invoke: e.Time, t: e.Time, token: e.Token, regs: e.Registers})
-		case e.F == history.Read || e.F == history.Write:
-			if i, ok := openAcc[k]; ok {
-				delete(openAcc, k)
-				a := &r.accesses[i]
-				a.t = e.Time
-				if e.Registers != nil {
-					a.regs = e.Registers
-				}
-				if e.Type != history.OK && e.Registers == nil {
-					a.regs = markAll(a.regs, history.Unknown)
-				}
-			}
-		case e.F == history.Release && e.Type == history.OK:
-			r.releases = append(r.releases, e.Time)
-		case e.F == history.Release && e.Type == history.Invoke:
-			r.enders[holdKey{e.Process, e.Time}] = "release"
-		case e.F == history.Lost:
-			r.notes = append(r.notes, e)
-			r.enders[holdKey{e.Process, e.Time}] = "lost"
+	if r.scenario != nil {
+		for _, name := range r.scenario.ClientNames() {
+			clients[name] = true
 		}
 	}
-	// An access never completed: its outcome is unknown on every register.
-	for _, i := range openAcc {
-		r.accesses[i].regs = markAll(r.accesses[i].regs, history.Unknown)
+	for _, c := range l.Clients() {
+		clients[c] = true
 	}
+	l.EachOp(func(o *checker.Op) {
+		if o.Outcome == history.OK {
+			r.completions = append(r.completions, o.Done)
+		}
+		switch o.F {
+		case history.Acquire:
+			a := acquire{client: o.Client, invoke: o.Invoke, done: o.Done, outcome: string(o.Outcome), err: o.Error, role: o.Role}
+			if o.Outcome == history.OK && o.Token != nil {
+				t := *o.Token
+				a.token = &t
+				r.tokens[holdKey{o.Client, o.Done}] = t
+			}
+			r.acquires = append(r.acquires, a)
+		case history.Read, history.Write:
+			t := o.Invoke
+			if o.Outcome != "" {
+				t = o.Done
+			}
+			if r.long && !r.inWindow(t) {
+				return
+			}
+			a := access{client: o.Client, f: o.F, cs: o.CS, invoke: o.Invoke, t: t,
+				regs: append([]checker.RegisterValue(nil), o.Registers...)}
+			if o.Token != nil {
+				tok := *o.Token
+				a.token = &tok
+			}
+			if o.Outcome != history.OK {
+				// Failed, timed out or never completed: whatever the client sent, the outcome is
+				// unknown on every register (a completion that says otherwise keeps its word).
+				known := false
+				for _, reg := range a.regs {
+					known = known || (o.Outcome != "" && reg.Status != history.Unknown && reg.Status != "")
+				}
+				if !known {
+					for i := range a.regs {
+						a.regs[i].Status = history.Unknown
+					}
+				}
+			}
+			r.accesses = append(r.accesses, a)
+		case history.Release:
+			if o.Outcome == history.OK {
+				r.releases = append(r.releases, o.Done)
+			}
+		}
+	})
+	sort.Slice(r.completions, func(i, j int) bool { return r.completions[i] < r.completions[j] })
 	for c := range clients {
 		r.clients = append(r.clients, c)
 	}
 	sort.Slice(r.clients, func(i, j int) bool { return checker.LessClient(r.clients[i], r.clients[j]) })
-	for name := range regs {
-		r.regs = append(r.regs, name)
-	}
+	r.regs = l.RegisterNames()
 	sort.Strings(r.regs)
 }
 
-func markAll(regs map[string]history.Register, status string) map[string]history.Register {
-	out := make(map[string]history.Register, len(regs))
-	for name, reg := range regs {
-		reg.Status = status
-		out[name] = reg
-	}
-	return out
+// tokenOf is the fencing token of the acquire that began a hold, if it had one.
+func (r *run) tokenOf(h checker.Hold) (int64, bool) {
+	t, ok := r.tokens[holdKey{h.Client, h.Start}]
+	return t, ok
 }
 
 // loadScenario reads the run's copy of its scenario. A run made before the loader's rules
 // changed may no longer validate; its report is still wanted, so the file is then read as it is.
+// A folder without one gives an error wrapping os.ErrNotExist.
 func loadScenario(path string) (*scenarios.Scenario, error) {
+	raw, rerr := os.ReadFile(path)
+	if rerr != nil {
+		return nil, rerr
+	}
 	sc, err := scenarios.Load(path)
 	if err == nil {
 		return sc, nil
-	}
-	raw, rerr := os.ReadFile(path)
-	if rerr != nil {
-		return nil, err
 	}
 	var loose scenarios.Scenario
 	if yaml.Unmarshal(raw, &loose) != nil || loose.Name == "" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -25,9 +26,19 @@ const (
 	plotHeight = 3.1 * vg.Inch
 )
 
+// maxScatter is the most acquires drawn one point each; a long run's latency is drawn per slice
+// of time instead (its median, 99th percentile and maximum), and at most maxScatter failures.
+const maxScatter = 5000
+
 // latencyPlot: every acquire at the time it completed, by how long it took; failures as crosses.
 func latencyPlot(r *run) (string, error) {
 	p := newPlot(r, "acquire latency", "acquire latency (ms)")
+	if len(r.acquires) > maxScatter {
+		if err := latencyLines(r, p); err != nil {
+			return "", err
+		}
+		return render(p, "plot-latency")
+	}
 	byClient := map[string]plotter.XYs{}
 	var failed plotter.XYs
 	for _, a := range r.acquires {
@@ -68,6 +79,91 @@ func latencyPlot(r *run) (string, error) {
 	return render(p, "plot-latency")
 }
 
+// latencyLines draws a long run's acquire latency per slice of time: median, 99th percentile and
+// maximum of the acquisitions completed in it; failures as crosses (the slowest per slice when
+// there are too many to draw each).
+func latencyLines(r *run, p *plot.Plot) error {
+	const bins = 300
+	span := float64(max(r.end-r.start, 1))
+	per := make([][]float64, bins)
+	failed := make([]plotter.XYs, bins)
+	nFailed := 0
+	for _, a := range r.acquires {
+		if a.done == 0 {
+			continue
+		}
+		i := min(bins-1, max(0, int(float64(a.done-r.start)/span*bins)))
+		ms := float64(a.done-a.invoke) / 1e6
+		if a.outcome == string(history.OK) {
+			per[i] = append(per[i], ms)
+		} else {
+			failed[i] = append(failed[i], plotter.XY{X: r.sec(a.done), Y: ms})
+			nFailed++
+		}
+	}
+	lines := []struct {
+		name  string
+		q     float64
+		color color.Color
+	}{
+		{"max", 1, color.RGBA{R: 150, G: 150, B: 150, A: 255}},
+		{"p99", 0.99, color.RGBA{R: 255, G: 127, B: 14, A: 255}},
+		{"p50", 0.5, color.RGBA{R: 31, G: 119, B: 180, A: 255}},
+	}
+	for _, l := range lines {
+		var pts plotter.XYs
+		for i, v := range per {
+			if len(v) == 0 {
+				continue
+			}
+			sort.Float64s(v)
+			pts = append(pts, plotter.XY{X: (float64(i) + 0.5) / bins * span / 1e9, Y: v[min(len(v)-1, int(l.q*float64(len(v))))]})
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		line, err := plotter.NewLine(pts)
+		if err != nil {
+			return err
+		}
+		line.Color, line.Width = l.color, vg.Points(1.3)
+		p.Add(line)
+		p.Legend.Add(l.name+" per "+checker.Human(time.Duration(span/bins)), line)
+	}
+	var crosses plotter.XYs
+	for _, f := range failed {
+		if nFailed <= maxScatter {
+			crosses = append(crosses, f...)
+			continue
+		}
+		if len(f) > 0 {
+			worst := f[0]
+			for _, pt := range f {
+				if pt.Y > worst.Y {
+					worst = pt
+				}
+			}
+			crosses = append(crosses, worst)
+		}
+	}
+	if len(crosses) > 0 {
+		s, err := plotter.NewScatter(crosses)
+		if err != nil {
+			return err
+		}
+		s.GlyphStyle = draw.GlyphStyle{Color: color.RGBA{R: 200, G: 30, B: 30, A: 255}, Radius: vg.Points(3.5), Shape: draw.CrossGlyph{}}
+		p.Add(s)
+		name := "failed"
+		if nFailed > maxScatter {
+			name = "failed (slowest per slice)"
+		}
+		p.Legend.Add(name, s)
+	}
+	p.Y.Min = 0
+	headroom(p)
+	return nil
+}
+
 // throughputPlot: completed client operations and acquisitions per second, in bins.
 func throughputPlot(r *run, events opCounts) (string, error) {
 	p := newPlot(r, "throughput", "per second")
@@ -79,7 +175,7 @@ func throughputPlot(r *run, events opCounts) (string, error) {
 		{"operations ok/s", events.ok, color.RGBA{R: 31, G: 119, B: 180, A: 255}},
 		{"acquisitions/s", events.acquired, color.RGBA{R: 44, G: 160, B: 44, A: 255}},
 	}
-	bin := binWidth(time.Duration(r.end - r.start))
+	bin := binWidth(time.Duration(r.end-r.start), r.long)
 	n := int(math.Ceil(float64(r.end-r.start) / float64(bin)))
 	for _, l := range lines {
 		counts := make([]float64, max(n, 1))
@@ -113,24 +209,20 @@ func throughputPlot(r *run, events opCounts) (string, error) {
 type opCounts struct{ ok, acquired []int64 }
 
 func countOps(r *run) opCounts {
-	var c opCounts
+	c := opCounts{ok: r.completions}
 	for _, a := range r.acquires {
 		if a.outcome == string(history.OK) {
-			c.ok = append(c.ok, a.done)
 			c.acquired = append(c.acquired, a.done)
 		}
 	}
-	for _, a := range r.accesses {
-		if a.t != a.invoke {
-			c.ok = append(c.ok, a.t)
-		}
-	}
-	c.ok = append(c.ok, r.releases...)
 	return c
 }
 
-// binWidth gives about 40 bins, at least 100ms wide.
-func binWidth(span time.Duration) time.Duration {
+// binWidth gives about 40 bins (200 for a long run), at least 100ms wide.
+func binWidth(span time.Duration, long bool) time.Duration {
+	if long {
+		return max(niceStep(span, 200), 100*time.Millisecond)
+	}
 	return max(niceStep(span, 40), 100*time.Millisecond)
 }
 
@@ -162,6 +254,9 @@ func newPlot(r *run, title, ylabel string) *plot.Plot {
 	return p
 }
 
+// maxPlotLabels: with more faults than this, the plots shade them without labels.
+const maxPlotLabels = 40
+
 // faultShade shades each fault's window across the plot, in its kind's colour, and labels it.
 type faultShade struct {
 	r      *run
@@ -185,6 +280,9 @@ func (s *faultShade) Plot(c draw.Canvas, p *plot.Plot) {
 		} else {
 			fill := color.NRGBA{R: col.R, G: col.G, B: col.B, A: 46}
 			c.FillPolygon(fill, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
+		}
+		if len(s.faults) > maxPlotLabels {
+			continue // the timeline names them; here they would only pile up
 		}
 		style.Color = color.RGBA{R: col.R * 7 / 10, G: col.G * 7 / 10, B: col.B * 7 / 10, A: 255}
 		c.FillText(style, vg.Point{X: x0 + vg.Points(3), Y: c.Max.Y - vg.Points(3)}, f.Kind+" "+f.Target)

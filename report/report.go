@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/scenarios"
 )
 
 var (
@@ -39,6 +40,17 @@ func Write(dir string) error {
 	if err != nil {
 		return fmt.Errorf("report %s: %w", dir, err)
 	}
+	return write(r)
+}
+
+// WriteFrom builds <dir>/report.html from a history already read and judged (the runner's Judge:
+// a soak run's history is not read twice). sc is nil for a folder with only a history.
+func WriteFrom(dir string, sc *scenarios.Scenario, l *checker.Log, j Judged) error {
+	return write(newRun(dir, sc, l, j))
+}
+
+func write(r *run) error {
+	dir := r.dir
 	data, err := pageData(r)
 	if err != nil {
 		return fmt.Errorf("report %s: %w", dir, err)
@@ -66,18 +78,33 @@ type faultKind struct{ Kind, Color string }
 
 type pageFields struct {
 	Name, Stamp, Lock, Nodes, TTL, Duration, Claims, Description string
+	HasScenario                                                  bool
 	Clients                                                      int
-	Headline                                                     headline
-	Sentences                                                    []string
-	Matches                                                      bool
-	Mismatches                                                   []checker.Mismatch
-	FaultKinds                                                   []faultKind
-	Timeline, Latency, Throughput                                template.HTML
-	Registers                                                    []registerRow
-	Files                                                        []string
-	ScenarioText                                                 string
-	CSS                                                          template.CSS
-	JS                                                           template.JS
+	// A long run: an overview drawn by the page's script from OverviewData, and detail windows.
+	Long                          bool
+	OverviewData                  template.JS
+	Windows                       []windowView
+	Undrawn                       []windowView // windows over the page's budget: listed, not drawn
+	UndrawnMore                   int
+	Inconclusive                  string
+	Headline                      headline
+	Sentences                     []string
+	Matches                       bool
+	Mismatches                    []checker.Mismatch
+	FaultKinds                    []faultKind
+	Timeline, Latency, Throughput template.HTML
+	Registers                     []registerRow
+	Files                         []string
+	ScenarioText                  string
+	CSS                           template.CSS
+	JS                            template.JS
+}
+
+// windowView is one detail window of a long run.
+type windowView struct {
+	ID, From, To string
+	Why          []string
+	SVG          template.HTML
 }
 
 func pageData(r *run) (*pageFields, error) {
@@ -90,31 +117,54 @@ func pageData(r *run) (*pageFields, error) {
 	if err != nil {
 		return nil, err
 	}
-	nodes := fmt.Sprintf("%d %s node", sc.Nodes, sc.Service())
-	if sc.Nodes != 1 {
-		nodes += "s"
-	}
 	text, _ := os.ReadFile(filepath.Join(r.dir, scenarioFile))
 	d := &pageFields{
-		Name:         sc.Name,
 		Stamp:        filepath.Base(r.dir),
-		Lock:         sc.Lock,
-		Nodes:        nodes,
-		TTL:          ttlText(sc.TTL.D()),
-		Duration:     sc.Duration.D().String(),
-		Claims:       strings.Join(sc.Claims, ", "),
-		Description:  sc.Description,
 		Clients:      len(r.clients),
 		Headline:     verdictHeadline(v),
 		Sentences:    checker.Sentences(v),
 		Matches:      r.judged.Matches,
 		Mismatches:   r.judged.Mismatches,
-		Timeline:     template.HTML(timelineSVG(r)),
+		Inconclusive: v.Inconclusive,
 		Latency:      template.HTML(latency),
 		Throughput:   template.HTML(throughput),
 		ScenarioText: string(text),
 		CSS:          template.CSS(pageCSS),
 		JS:           template.JS(pageJS),
+		Long:         r.long,
+		Duration:     time.Duration(r.end - r.start).Round(time.Millisecond).String(),
+	}
+	if sc != nil {
+		nodes := fmt.Sprintf("%d %s node", sc.Nodes, sc.Service())
+		if sc.Nodes != 1 {
+			nodes += "s"
+		}
+		d.HasScenario, d.Name, d.Lock, d.Nodes = true, sc.Name, sc.Lock, nodes
+		d.TTL, d.Duration = ttlText(sc.TTL.D()), sc.Duration.D().String()
+		d.Claims, d.Description = strings.Join(sc.Claims, ", "), sc.Description
+	} else {
+		d.Name = "history " + filepath.Base(r.dir)
+	}
+	if !r.long {
+		d.Timeline = template.HTML(timelineSVG(r, view{r.start, r.end}, "timeline"))
+	} else {
+		data, err := overviewJSON(r)
+		if err != nil {
+			return nil, err
+		}
+		d.OverviewData = template.JS(data)
+		for _, w := range r.windows {
+			wv := windowView{ID: w.id, From: r.offset(w.from), To: r.offset(w.to), Why: w.why}
+			switch {
+			case w.drawn:
+				wv.SVG = template.HTML(timelineSVG(r, view{w.from, w.to}, w.id))
+				d.Windows = append(d.Windows, wv)
+			case len(d.Undrawn) < maxListed:
+				d.Undrawn = append(d.Undrawn, wv)
+			default:
+				d.UndrawnMore++
+			}
+		}
 	}
 	seen := map[string]bool{}
 	for _, f := range r.faults {

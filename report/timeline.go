@@ -32,25 +32,39 @@ const (
 // plots alike; a kind this build does not know gets grey and is otherwise drawn the same way.
 func faultColor(kind string) string { return nemesis.Colour(kind) }
 
-type timeline struct {
-	r         *run
-	b         strings.Builder
-	laneTop   map[string]float64
-	faultRows []int // label row of each fault
-	height    float64
+// view is the span of time a drawing shows: the whole run, or a detail window of a long one.
+type view struct{ from, to int64 }
+
+func (v view) x(t int64) float64 {
+	span := float64(max(v.to-v.from, 1))
+	return tlLeft + (tlWidth-tlLeft-tlRight)*math.Max(0, math.Min(1, float64(t-v.from)/span))
 }
 
-func (r *run) x(t int64) float64 {
-	span := float64(max(r.end-r.start, 1))
-	return tlLeft + (tlWidth-tlLeft-tlRight)*math.Max(0, math.Min(1, float64(t-r.start)/span))
+// shows tells whether a span [a, b] is (partly) in view.
+func (v view) shows(a, b int64) bool { return b >= v.from && a <= v.to }
+
+type timeline struct {
+	r         *run
+	v         view
+	b         strings.Builder
+	laneTop   map[string]float64
+	faults    []checker.Fault // those in view
+	faultRows []int           // label row of each
+	height    float64
 }
 
 func (r *run) offset(t int64) string { return checker.Seconds(time.Duration(t - r.start)) }
 
-// timelineSVG draws the lanes: one per client with its believed holds, the windows in which two
-// clients held at once, the nemesis's faults, and every access with each register's outcome.
-func timelineSVG(r *run) string {
-	tl := &timeline{r: r, laneTop: map[string]float64{}}
+// timelineSVG draws the lanes of what happened in v: one per client with its believed holds, the
+// windows in which two clients held at once, the nemesis's faults, and every access with each
+// register's outcome. id names the drawing: "timeline" for a whole run.
+func timelineSVG(r *run, v view, id string) string {
+	tl := &timeline{r: r, v: v, laneTop: map[string]float64{}}
+	for _, f := range r.faults {
+		if v.shows(f.Start, f.End) {
+			tl.faults = append(tl.faults, f)
+		}
+	}
 	labelRows := tl.placeFaultLabels()
 	top := tlAxis + float64(max(labelRows, 1))*tlLabelH + 4
 	markY := top
@@ -61,7 +75,7 @@ func timelineSVG(r *run) string {
 	}
 	tl.height = lanesTop + float64(len(r.clients))*laneH + 4
 	b := &tl.b
-	fmt.Fprintf(b, `<svg id="timeline" viewBox="0 0 %.0f %.0f" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="ownership timeline">`, tlWidth, tl.height)
+	fmt.Fprintf(b, `<svg id="%s" class="timeline" viewBox="0 0 %.0f %.0f" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="ownership timeline">`, id, tlWidth, tl.height)
 	b.WriteString(`<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" fill="rgba(0,0,0,0.18)"/></pattern></defs>`)
 
 	// Lane backgrounds and names.
@@ -77,7 +91,7 @@ func timelineSVG(r *run) string {
 	}
 	fmt.Fprintf(b, `<text class="lane-name" x="8" y="%.1f">2+ holders</text>`, markY+10)
 	tl.axis(top)
-	tl.faults(top)
+	tl.drawFaults(top)
 	tl.waits()
 	tl.holds()
 	tl.overlaps(markY)
@@ -87,13 +101,16 @@ func timelineSVG(r *run) string {
 	return b.String()
 }
 
-// axis draws second ticks across the lanes.
+// axis draws ticks across the lanes, labelled with the time since the run's start.
 func (tl *timeline) axis(top float64) {
-	r, b := tl.r, &tl.b
-	span := time.Duration(r.end - r.start)
-	step := niceStep(span, 12)
-	for d := time.Duration(0); d <= span; d += step {
-		x := r.x(r.start + int64(d))
+	r, v, b := tl.r, tl.v, &tl.b
+	step := niceStep(time.Duration(v.to-v.from), 12)
+	first := time.Duration(v.from - r.start).Truncate(step)
+	if first < time.Duration(v.from-r.start) {
+		first += step
+	}
+	for d := first; r.start+int64(d) <= v.to; d += step {
+		x := v.x(r.start + int64(d))
 		fmt.Fprintf(b, `<line class="grid" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, x, x, top, tl.height)
 		fmt.Fprintf(b, `<text class="tick" x="%.1f" y="14" text-anchor="middle">%s</text>`, x, tickLabel(d, step))
 	}
@@ -102,9 +119,9 @@ func (tl *timeline) axis(top float64) {
 // placeFaultLabels assigns each fault's label a row so labels do not overlap; returns the rows used.
 func (tl *timeline) placeFaultLabels() int {
 	var rowEnds []float64
-	labels := make([]int, len(tl.r.faults))
-	for i, f := range tl.r.faults {
-		x0 := tl.r.x(f.Start)
+	labels := make([]int, len(tl.faults))
+	for i, f := range tl.faults {
+		x0 := tl.v.x(f.Start)
 		x1 := x0 + charWidth*float64(len([]rune(nemesis.Label(f)))) + 8
 		row := -1
 		for j, end := range rowEnds {
@@ -117,17 +134,17 @@ func (tl *timeline) placeFaultLabels() int {
 			row = len(rowEnds)
 			rowEnds = append(rowEnds, 0)
 		}
-		rowEnds[row] = max(x1, tl.r.x(f.End)+4)
+		rowEnds[row] = max(x1, tl.v.x(f.End)+4)
 		labels[i] = row
 	}
 	tl.faultRows = labels
 	return len(rowEnds)
 }
 
-func (tl *timeline) faults(top float64) {
-	r, b := tl.r, &tl.b
-	for i, f := range r.faults {
-		x0, x1 := r.x(f.Start), r.x(f.End)
+func (tl *timeline) drawFaults(top float64) {
+	r, v, b := tl.r, tl.v, &tl.b
+	for i, f := range tl.faults {
+		x0, x1 := v.x(f.Start), v.x(f.End)
 		color := faultColor(f.Kind)
 		tip := faultTip(r, f)
 		ly := tlAxis + float64(tl.faultRows[i])*tlLabelH + 10
@@ -165,7 +182,7 @@ func faultTip(r *run, f checker.Fault) string {
 // waits draws each acquire (with its retries) as a thin line from its start to its outcome, so
 // a client starved or blocked shows as a long wait; one that gave up ends in a red tick.
 func (tl *timeline) waits() {
-	r, b := tl.r, &tl.b
+	r, v, b := tl.r, tl.v, &tl.b
 	for _, a := range r.acquires {
 		y, ok := tl.laneTop[a.client]
 		if !ok {
@@ -175,7 +192,10 @@ func (tl *timeline) waits() {
 		if end == 0 {
 			end, outcome = r.end, "never completed"
 		}
-		x0, x1 := r.x(a.invoke), r.x(end)
+		if !v.shows(a.invoke, end) {
+			continue
+		}
+		x0, x1 := v.x(a.invoke), v.x(end)
 		if x1-x0 < 0.5 && outcome == string(history.OK) {
 			continue // an uncontended acquire: nothing to see
 		}
@@ -193,15 +213,15 @@ func (tl *timeline) waits() {
 }
 
 func (tl *timeline) holds() {
-	r, b := tl.r, &tl.b
+	r, v, b := tl.r, tl.v, &tl.b
 	for _, h := range r.holds {
 		y, ok := tl.laneTop[h.Client]
-		if !ok {
+		if !ok || !v.shows(h.Start, h.End) {
 			continue
 		}
-		x0, x1 := r.x(h.Start), r.x(h.End)
+		x0, x1 := v.x(h.Start), v.x(h.End)
 		tip := fmt.Sprintf("%s believed it held the lock\n%s → %s (%s)", h.Client, r.offset(h.Start), r.offset(h.End), checker.Human(time.Duration(h.End-h.Start)))
-		if tok, ok := r.tokens[holdKey{h.Client, h.Start}]; ok {
+		if tok, ok := r.tokenOf(h); ok {
 			tip += fmt.Sprintf("\nfencing token %d", tok)
 		}
 		if h.Shared {
@@ -217,22 +237,31 @@ func (tl *timeline) holds() {
 }
 
 func (tl *timeline) ender(h checker.Hold) string {
-	if f, ok := tl.r.enders[holdKey{h.Client, h.End}]; ok {
-		return map[string]string{"release": "its release", "lost": "noticing it lost the lock", "crash": "its death", "kill": "a kill"}[f]
-	}
-	if h.End >= tl.r.end {
+	switch h.EndedBy {
+	case history.Release:
+		return "its release"
+	case history.Lost:
+		return "noticing it lost the lock"
+	case history.Crash:
+		return "its death"
+	case history.Kill:
+		return "a kill"
+	case "":
 		return "the end of the run"
 	}
-	return "its death"
+	return h.EndedBy
 }
 
 // overlaps marks each window in which two clients both believed they held the lock: on both
 // lanes, and in the summary row above them.
 func (tl *timeline) overlaps(markY float64) {
-	r, b := tl.r, &tl.b
+	r, v, b := tl.r, tl.v, &tl.b
 	for _, w := range r.judged.Verdict.MutualExclusion.Windows {
-		x0 := r.x(w.Start)
-		x1 := r.x(w.Start + int64(w.Length))
+		if !v.shows(w.Start, w.Start+int64(w.Length)) {
+			continue
+		}
+		x0 := v.x(w.Start)
+		x1 := v.x(w.Start + int64(w.Length))
 		width := math.Max(x1-x0, 2)
 		tip := fmt.Sprintf("DOUBLE OWNERSHIP\n%s and %s both believed they held the lock\n%s → %s (%s)",
 			w.Clients[0], w.Clients[1], r.offset(w.Start), r.offset(w.Start+int64(w.Length)), checker.Human(w.Length))
@@ -248,15 +277,15 @@ func (tl *timeline) overlaps(markY float64) {
 // accesses marks every read (circle) and write (square) on each register's row: green accepted,
 // red rejected by fencing, grey unknown.
 func (tl *timeline) accesses() {
-	r, b := tl.r, &tl.b
+	r, view, b := tl.r, tl.v, &tl.b
 	for _, a := range r.accesses {
 		y, ok := tl.laneTop[a.client]
-		if !ok {
+		if !ok || !view.shows(a.t, a.t) {
 			continue
 		}
-		x := r.x(a.t)
+		x := view.x(a.t)
 		for j, reg := range r.regs {
-			v, ok := a.regs[reg]
+			v, ok := a.register(reg)
 			if !ok {
 				continue
 			}
@@ -293,18 +322,15 @@ func statusClass(s string) string {
 
 // notes marks a client noticing it lost the lock, and a client's death.
 func (tl *timeline) notes() {
-	r, b := tl.r, &tl.b
-	for _, e := range r.notes {
-		c := e.Process
-		if e.F == history.Crash {
-			c = e.Target
-		}
+	r, v, b := tl.r, tl.v, &tl.b
+	for _, e := range r.marks {
+		c := e.Client
 		y, ok := tl.laneTop[c]
-		if !ok {
+		if !ok || !v.shows(e.Time, e.Time) {
 			continue
 		}
-		x := r.x(e.Time)
-		if e.F == history.Crash {
+		x := v.x(e.Time)
+		if e.Kind == history.Crash {
 			tip := fmt.Sprintf("%s died at %s", c, r.offset(e.Time))
 			if e.Error != "" {
 				tip += "\n" + e.Error

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
-	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/rundir"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/report"
@@ -52,20 +51,31 @@ func newRunDir(root string, sc *scenarios.Scenario) (string, error) {
 	return dir, nil
 }
 
-// Judge recomputes a run's verdict from its folder alone (history and scenario copy), writes
-// verdict.json, and compares the verdict with the scenario's expect block. This is `lockcheck
-// check`; a run calls it too, so the two cannot disagree.
+// Judge recomputes a run's verdict from its folder alone, writes verdict.json, porcupine's page
+// for each register found not linearizable, and report.html, and compares the verdict with the
+// scenario's expect block. This is `lockcheck check`; a run calls it too, so the two cannot
+// disagree. A folder with only history.jsonl is judged too: without scenario.yaml there are no
+// expectations, and only an inconclusive run fails.
 func Judge(dir string) (*Result, error) {
-	sc, err := scenarios.Load(filepath.Join(dir, ScenarioFile))
+	var sc *scenarios.Scenario
+	if _, err := os.Stat(filepath.Join(dir, ScenarioFile)); err == nil {
+		if sc, err = scenarios.Load(filepath.Join(dir, ScenarioFile)); err != nil {
+			return nil, err
+		}
+	}
+	log, err := checker.Load(filepath.Join(dir, HistoryFile))
 	if err != nil {
 		return nil, err
 	}
-	events, err := history.ReadFile(filepath.Join(dir, HistoryFile))
-	if err != nil {
-		return nil, err
+	opts := checker.Options{}
+	var expect checker.Expect
+	name := ""
+	if sc != nil {
+		opts.StuckAfter, expect, name = stuckAfter(sc), sc.Expect, sc.Name
 	}
-	v := checker.Check(events, checker.Options{StuckAfter: stuckAfter(sc)})
-	res := &Result{Dir: dir, Scenario: sc.Name, Verdict: v, Mismatches: sc.Expect.Match(v)}
+	v := log.Check(opts)
+	v.Inconclusive = expect.Inconclusive(v)
+	res := &Result{Dir: dir, Scenario: name, Verdict: v, Mismatches: expect.Match(v)}
 	res.Matches = len(res.Mismatches) == 0
 	out, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
@@ -75,11 +85,14 @@ func Judge(dir string) (*Result, error) {
 		return nil, fmt.Errorf("write verdict: %w", err)
 	}
 	for _, reg := range resource.Registers {
-		if rv, ok := v.Registers[reg]; ok && rv.Applicable {
-			_ = checker.Visualize(events, reg, filepath.Join(dir, "linearizability-"+reg+".html"), nemesis.Label)
+		page := filepath.Join(dir, "linearizability-"+reg+".html")
+		_ = os.Remove(page) // from an earlier judging: it may no longer apply
+		if rv, ok := v.Registers[reg]; ok && rv.Piece != nil {
+			_ = log.Visualize(reg, page, nemesis.Label)
 		}
 	}
-	res.ReportError = report.Write(dir) // last: it reads verdict.json and links the pages above
+	// Last: it links the pages above.
+	res.ReportError = report.WriteFrom(dir, sc, log, report.Judged{Scenario: name, Verdict: v, Matches: res.Matches, Mismatches: res.Mismatches})
 	return res, nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lockcheck/lockcheck/history/synth"
 )
 
 // lockcheck builds the real binary once per test run: these tests drive it as a user would.
@@ -69,6 +71,60 @@ func TestCommandLine(t *testing.T) {
 		os.WriteFile(path, []byte(wrong), 0o644)
 		out, code := run("run", "--results", t.TempDir(), path)
 		if code != exitMismatch || !strings.Contains(out, "mutual_exclusion: expected violated, got holds") {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+	})
+
+	t.Run("check judges a folder with only a history, without expectations", func(t *testing.T) {
+		dir := t.TempDir()
+		if _, err := synth.WriteRun(dir, synth.Options{Events: 2000}); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(filepath.Join(dir, "scenario.yaml"))
+		out, code := run("check", dir)
+		if code != exitMatch || !strings.Contains(out, "no scenario.yaml") || !strings.Contains(out, "mutual exclusion held") {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		for _, f := range []string{"verdict.json", "report.html"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("check did not write %s: %v", f, err)
+			}
+		}
+	})
+
+	t.Run("check refuses a malformed history naming file, line and field", func(t *testing.T) {
+		dir := t.TempDir()
+		if _, err := synth.WriteRun(dir, synth.Options{Events: 200}); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "history.jsonl")
+		raw, _ := os.ReadFile(path)
+		lines := strings.SplitAfter(string(raw), "\n")
+		lines[6] = strings.Replace(lines[6], `"op":`, `"op":"x","was":`, 1)
+		os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644)
+		out, code := run("check", dir)
+		if code != exitHarness || !strings.Contains(out, path+`:7: field "op": want an integer, got a string`) {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+	})
+
+	t.Run("check fails a run that proves nothing", func(t *testing.T) {
+		dir := t.TempDir()
+		if _, err := synth.WriteRun(dir, synth.Options{Events: 200}); err != nil {
+			t.Fatal(err)
+		}
+		// Keep only the controller's notes and the acquire invokes: nobody ever got the lock.
+		path := filepath.Join(dir, "history.jsonl")
+		raw, _ := os.ReadFile(path)
+		var kept []string
+		for _, line := range strings.SplitAfter(string(raw), "\n") {
+			if strings.Contains(line, `"process":"controller"`) || strings.Contains(line, `"type":"invoke","f":"acquire","op":1}`) {
+				kept = append(kept, line)
+			}
+		}
+		os.WriteFile(path, []byte(strings.Join(kept, "")), 0o644)
+		out, code := run("check", dir)
+		if code != exitMismatch || !strings.Contains(out, "inconclusive: expected a run that proves something, got no client ever acquired the lock") {
 			t.Fatalf("exit %d:\n%s", code, out)
 		}
 	})

@@ -164,9 +164,12 @@ func report(w io.Writer, res *runner.Result, i, count int) {
 	if count > 1 {
 		prefix = fmt.Sprintf("run %d/%d: ", i, count)
 	}
-	if res.Matches {
+	switch {
+	case res.Matches && res.Scenario == "":
+		fmt.Fprintf(w, "%sno scenario.yaml in the folder, so no expectations: %s\n", prefix, res.Verdict.Summary)
+	case res.Matches:
 		fmt.Fprintf(w, "%sverdict matches expect: %s\n", prefix, res.Verdict.Summary)
-	} else {
+	default:
 		fmt.Fprintf(w, "%sverdict DOES NOT match expect: %s\n", prefix, res.Verdict.Summary)
 		for _, m := range res.Mismatches {
 			fmt.Fprintf(w, "  %s: expected %s, got %s\n", m.Field, m.Want, m.Got)

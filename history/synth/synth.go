@@ -41,7 +41,11 @@ type Options struct {
 	// StaleReadAt, in (0, 1): the unfenced register's read at this fraction of the run returns one
 	// less than the register holds (a known-bad history: not linearizable, one update lost).
 	StaleReadAt float64
-	Seed        uint64
+	// DoubleOwnership: this many tenures, spread over the run, whose holder releases the lock a
+	// cycle late, after the next holder took it (as a lease that expired under a paused holder
+	// would allow): a known violation of mutual exclusion, with every register still correct.
+	DoubleOwnership int
+	Seed            uint64
 }
 
 func (o Options) withDefaults() Options {
@@ -107,7 +111,7 @@ expect:
     fenced-rw:    {linearizable: true, lost_updates: false}
     cas-random:   {linearizable: true, lost_updates: false}
   liveness: {stuck: false, min_acquisitions: %d}
-`, o.Clients, st.Length.Round(time.Second), st.Cycles/2)
+`, o.Clients, max(st.Length, time.Second).Round(time.Millisecond), st.Cycles/2)
 }
 
 // Write writes a generated history to w, in time order.
@@ -204,6 +208,10 @@ func (g *gen) run(cycles int) {
 	if o.Pauses > 0 {
 		pauseEvery = max(1, cycles/(o.Pauses+1))
 	}
+	overlapEvery := 0
+	if o.DoubleOwnership > 0 {
+		overlapEvery = max(1, cycles/(o.DoubleOwnership+1))
+	}
 	unknownAt, staleAt := -1, -1
 	if o.UnknownAt > 0 && o.UnknownAt < 1 {
 		unknownAt = int(float64(cycles) * o.UnknownAt)
@@ -211,6 +219,7 @@ func (g *gen) run(cycles int) {
 	if o.StaleReadAt > 0 && o.StaleReadAt < 1 {
 		staleAt = int(float64(cycles) * o.StaleReadAt)
 	}
+	paused, overlapped := 0, 0
 	var value int64 // every register's true value (all move together in a correct run)
 	var lag int64   // how far unfenced is behind, after the stale read
 	waiting := make([]bool, o.Clients)
@@ -263,11 +272,17 @@ func (g *gen) run(cycles int) {
 		}
 		rel0 := w1 + jitter(ms/5)
 		rel1 := rel0 + jitter(ms/2)
+		handOver := rel1 // when the next holder may take the lock
+		if overlapEvery > 0 && k%overlapEvery == (k/overlapEvery)%o.Clients && k < cycles-1 && overlapped < o.DoubleOwnership {
+			overlapped++
+			rel0, rel1 = rel0+cycle, rel1+cycle // released after the next holder took it
+		}
 		g.op(c, rel0, history.Invoke, history.Release, history.Event{})
 		g.op(c, rel1, history.OK, history.Release, history.Event{})
 		// Think, then ask again.
 		wantSince[p] = rel1 + jitter(10*ms)
-		if pauseEvery > 0 && k%pauseEvery == pauseEvery-1 {
+		if pauseEvery > 0 && k%pauseEvery == pauseEvery-1 && paused < o.Pauses {
+			paused++
 			// Pause a client that is waiting (not the holder), for a few cycles.
 			q := (p + 2) % o.Clients
 			from, to := rel1+ms, rel1+ms+3*cycle
@@ -281,7 +296,7 @@ func (g *gen) run(cycles int) {
 			g.op(c, wantSince[p], history.Invoke, history.Acquire, history.Event{})
 			waiting[p] = true
 		}
-		t = max(rel1, t+cycle-2*ms)
+		t = max(handOver, t+cycle-2*ms)
 		if len(g.pending) > 4096 {
 			if g.err = g.flush(t - 100*cycle); g.err != nil {
 				return
