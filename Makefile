@@ -73,8 +73,9 @@ jepsen-etcd: deps build
 matrix: deps build
 	./$(BIN) matrix
 
-# Benchmarks (issue 8): every figure printed and written to results/BENCH.md, in about 13 minutes
-# on 2 cores (the test suite, which it times, is 8 of them). BENCHFLAGS passes options to
+# Benchmarks (issue 8): every figure printed and written to results/BENCH.md, in about 14 minutes
+# on 2 cores (the test suite, which it times, is 8 of them); figure 7 is `lockcheck check` end to
+# end on million-event histories, with peak RSS. BENCHFLAGS passes options to
 # bin/lockbench, e.g. BENCHFLAGS=--quick (rough figures in a few minutes) or --skip=5.
 bench: deps
 	$(GO) build -o bin/lockbench ./cmd/lockbench

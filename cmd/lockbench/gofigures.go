@@ -141,18 +141,15 @@ func checkerThroughput(_ context.Context, c config) (string, error) {
 }
 
 const checkerNotes = `Growth: porcupine clones a bitset with one bit per operation at every step of its search, so one call
-costs O(n²/64) time and memory. Until this benchmark was written the checker handed each register's whole history
-to porcupine at once: measured then, 10k → 100k events cost 17× the time and 17× the memory, and 1M events would have
-needed about 6 GB. The checker now cuts a register's history where it is quiet (every section before the cut returned before any
-after it began) into segments of at least 1024 sections and checks them one after another from the value the earlier
-ones must have left (checker/segments.go): equivalent, and linear in the number of segments. Pairing invokes with
-completions also copied every event into its operation and regrew the list: half of all a check allocated. Operations
-now point into the events (checker/ops.go). What is left grows about linearly; the larger histories lose some
-throughput to the garbage collector scanning a larger heap. The indeterminate
-histories cannot be cut after their first unknown write (it stays open to the end), so they remain one porcupine call
-per register: that is the price of handling unknown outcomes soundly. Their cost grows faster than linearly (the
-quadratic part is small at 100k events, about 20 MB per register, but would be about 2 GB per register at 1M, which
-is why that size is not run).
+costs O(n²/64) time and memory. The checker cuts a register's history where it is quiet (every section before the cut returned
+before any after it began) into segments of at least 1024 sections and checks them one after another from the states the
+earlier ones can end in (checker/segments.go): equivalent to one call on the whole history, and linear in the number of segments.
+A write of unknown outcome used to stay open to the end of the run (it may land at any later moment), so no cut could follow
+it: the indeterminate histories were one porcupine call per register, about 2 GB per register at 1M events. The register's
+model now keeps such a write pending instead (it may still land, but only while the register holds what it read: values only
+grow, so one flag is all the pending writes there can be), its section ends when it was sent, and cuts follow as before; where
+a segment may end in more than one state, porcupine is asked which (at most three candidates). The histories here are built
+in memory as []history.Event, which is most of the peak heap; ` + "`lockcheck check`" + ` reads a file into compact records instead (figure 7).
 `
 
 // startUp is figure 6: services/redis/bench_test.go and services/zookeeper/bench_test.go.

@@ -31,6 +31,7 @@ type config struct {
 	lockTime     string // -benchtime of the lock cycle benchmarks
 	lockCount    int
 	checkerCount int
+	checkEvents  int // events of figure 7's histories
 	startCount   int
 	overheadRuns int
 	overheadFor  time.Duration
@@ -61,10 +62,11 @@ func run() int {
 	var skip string
 	flag.StringVar(&c.out, "out", "results/BENCH.md", "where to write the report")
 	flag.BoolVar(&c.quick, "quick", false, "small counts, for trying the command out (figures are rough)")
-	flag.StringVar(&skip, "skip", "", "comma-separated figure numbers (1-6) to leave out")
+	flag.StringVar(&skip, "skip", "", "comma-separated figure numbers (1-7) to leave out")
 	flag.StringVar(&c.lockTime, "lock-benchtime", "200ms", "-benchtime of each lock cycle benchmark")
 	flag.IntVar(&c.lockCount, "lock-count", 3, "-count of the lock cycle benchmarks")
-	flag.IntVar(&c.checkerCount, "checker-count", 3, "-count of the checker benchmarks")
+	flag.IntVar(&c.checkerCount, "checker-count", 3, "-count of the checker benchmarks, and rounds of figure 7")
+	flag.IntVar(&c.checkEvents, "check-events", 1_000_000, "events of the histories `lockcheck check` judges in figure 7")
 	flag.IntVar(&c.startCount, "start-count", 5, "cluster start-ups measured")
 	flag.IntVar(&c.overheadRuns, "overhead-runs", 3, "rounds of the harness overhead measurement")
 	flag.DurationVar(&c.overheadFor, "overhead-for", 2*time.Second, "length of each harness overhead measurement")
@@ -82,8 +84,8 @@ func run() int {
 			continue
 		}
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 6 {
-			fmt.Fprintf(os.Stderr, "lockbench: --skip: %q is not a figure number 1-6\n", s)
+		if err != nil || n < 1 || n > len(titles) {
+			fmt.Fprintf(os.Stderr, "lockbench: --skip: %q is not a figure number 1-%d\n", s, len(titles))
 			return 2
 		}
 		c.skip[n] = true
@@ -126,6 +128,7 @@ func run() int {
 		{1, lockCycles},
 		{2, harnessOverhead},
 		{3, checkerThroughput},
+		{7, checkEndToEnd},
 		{6, startUp},
 		{4, firstViolations},
 		{5, suiteWallTime},
@@ -178,6 +181,7 @@ var titles = map[int]string{
 	4: "Time to first violation",
 	5: "Suite wall time",
 	6: "Start-up",
+	7: "`lockcheck check` end to end",
 }
 
 // self is this executable, which runs workers with `worker`.

@@ -38,7 +38,7 @@ func (r *report) write(total time.Duration) error {
 	fmt.Fprintf(&b, "**Machine:** %s. Load average (1/5/15 min) at the start: %s; at the end: %s.\n\n", r.machine, r.loadFrom, loadavg())
 	fmt.Fprintf(&b, "Figures are `median (min–max)` over the n repeated runs each table states. The machine may be shared"+
 		" and its speed drifts, so read the ratios (measured side by side in the same rounds) before the absolute rates.\n\n")
-	for n := 1; n <= 6; n++ {
+	for n := 1; n <= len(titles); n++ {
 		text, ok := r.sections[n]
 		if !ok {
 			fmt.Fprintf(&b, "## %d. %s\n\nNot measured yet.\n\n", n, titles[n])
