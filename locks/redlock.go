@@ -112,12 +112,14 @@ type redlockRound struct {
 	wg      sync.WaitGroup
 	replies []redlockReply
 	done    []chan struct{} // closed when that node's step has returned
+	arrived chan int        // each node's index once its reply is in replies
 }
 
 // redlockStart runs step on every node in parallel, each bounded by perNode (0: by ctx alone).
 func redlockStart(ctx context.Context, nodes []*redis.Client, perNode time.Duration,
 	step func(context.Context, *redis.Client) (bool, error)) *redlockRound {
-	r := &redlockRound{replies: make([]redlockReply, len(nodes)), done: make([]chan struct{}, len(nodes))}
+	r := &redlockRound{replies: make([]redlockReply, len(nodes)), done: make([]chan struct{}, len(nodes)),
+		arrived: make(chan int, len(nodes))}
 	for i, rdb := range nodes {
 		r.done[i] = make(chan struct{})
 		r.wg.Go(func() {
@@ -128,9 +130,42 @@ func redlockStart(ctx context.Context, nodes []*redis.Client, perNode time.Durat
 			}
 			defer cancel()
 			r.replies[i].yes, r.replies[i].err = step(c, rdb)
+			r.arrived <- i
 		})
 	}
 	return r
+}
+
+// waitMajority counts replies as they arrive, until quorum of them said yes (the step succeeded:
+// the rest may finish on their own) or every node has answered. The tally counts what arrived.
+func (r *redlockRound) waitMajority(quorum int) redlockTally {
+	var t redlockTally
+	for range len(r.replies) {
+		switch rep := r.replies[<-r.arrived]; {
+		case rep.err != nil:
+			t.unknown++
+		case rep.yes:
+			t.yes++
+		default:
+			t.no++
+		}
+		if t.yes >= quorum {
+			return t
+		}
+	}
+	return t
+}
+
+// detached is ctx without its cancellation but with its deadline: a step the client no longer
+// waits for (a straggling node, once a majority answered) runs to its end rather than being cut
+// off mid-command, which would cost the node's connection. Commands on one node's connection
+// keep their order, so a later release on that node still runs after the straggler's SET.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := context.WithoutCancel(ctx)
+	if deadline, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(d, deadline)
+	}
+	return d, func() {}
 }
 
 // wait counts the replies once every node's step has returned; errs joins the unknown ones, named
@@ -174,7 +209,11 @@ func (l *redlock) Acquire(ctx context.Context) (*int64, error) {
 	value := randomValue()
 	ttl := l.env.TTL
 	start := l.env.Now()
-	got, errs := l.setEverywhere(ctx, value)
+	round := l.setEverywhere(ctx, value)
+	// The lock is held once a majority said yes: the docs count "the majority of instances", and
+	// waiting for the slowest minority would only add its latency to every acquisition (the
+	// reference client redsync waits for every node unless told to fail fast).
+	got := round.waitMajority(l.quorum)
 	l.env.Point(RedlockBeforeElapsedCheck)
 	now := l.env.Now()
 	elapsed := now.Sub(start)
@@ -188,9 +227,23 @@ func (l *redlock) Acquire(ctx context.Context) (*int64, error) {
 		l.validUntil = now.Add(validity)
 		return nil, nil
 	}
-	// Not acquired: unlock every node, also those that did not answer (their SET may have landed).
-	// Bounded by the per-node timeout too: a dead node must not hold the client back.
-	_, _ = redlockOnAll(context.WithoutCancel(ctx), l.nodes, redlockNodeTimeout(ttl), redlockDeleteIfOwner(l.env.Key, value))
+	got, errs := round.wait()
+	replies := round.replies
+	// Not acquired: unlock every node that may hold our value: those that said yes, and those
+	// that did not answer (their SET may have landed). The docs say to unlock "all the
+	// instances"; a node that answered no did not run our SET NX, so it holds nothing of ours,
+	// and unlocking it would only cost a round trip on every refused attempt (under contention,
+	// most attempts). Bounded by the per-node timeout too: a dead node must not hold the client
+	// back.
+	var mayHold []*redis.Client
+	for i, r := range replies {
+		if r.yes || r.err != nil {
+			mayHold = append(mayHold, l.nodes[i])
+		}
+	}
+	if len(mayHold) > 0 {
+		_, _ = redlockOnAll(context.WithoutCancel(ctx), mayHold, redlockNodeTimeout(ttl), redlockDeleteIfOwner(l.env.Key, value))
+	}
 	switch {
 	case got.no >= l.quorum:
 		return nil, ErrBusy
@@ -203,10 +256,12 @@ func (l *redlock) Acquire(ctx context.Context) (*int64, error) {
 	}
 }
 
-// setEverywhere sends SET NX PX to every node in parallel and collects the replies. In between it
-// passes BetweenSendAndReply: once every node has its SET on the wire (or has failed to send it),
-// before any reply is read — each connection's reply hook holds its read back until then.
-func (l *redlock) setEverywhere(ctx context.Context, value string) (redlockTally, error) {
+// setEverywhere sends SET NX PX to every node in parallel and returns the round, whose replies
+// the caller collects. In between it passes BetweenSendAndReply: once every node has its SET on
+// the wire (or has failed to send it), before any reply is read — each connection's reply hook
+// holds its read back until then. The SETs are detached from ctx's cancellation (see detached):
+// the caller may stop waiting once a majority answered.
+func (l *redlock) setEverywhere(ctx context.Context, value string) *redlockRound {
 	sent := make([]chan struct{}, len(l.nodes))
 	replies := make(chan struct{})
 	var allSent time.Time // when the last SET went out; set before replies is closed
@@ -221,7 +276,9 @@ func (l *redlock) setEverywhere(ctx context.Context, value string) (redlockTally
 			return max(0, allSent.Sub(ready))
 		})
 	}
-	round := redlockStart(ctx, l.nodes, redlockNodeTimeout(l.env.TTL), redlockSetNX(l.env.Key, value, l.env.TTL))
+	dctx, cancel := detached(ctx)
+	round := redlockStart(dctx, l.nodes, redlockNodeTimeout(l.env.TTL), redlockSetNX(l.env.Key, value, l.env.TTL))
+	go func() { round.wg.Wait(); cancel() }()
 	for i := range l.nodes {
 		select {
 		case <-sent[i]:
@@ -231,11 +288,10 @@ func (l *redlock) setEverywhere(ctx context.Context, value string) (redlockTally
 	allSent = time.Now()
 	l.env.Point(BetweenSendAndReply)
 	close(replies)
-	got, errs := round.wait()
 	for _, h := range l.hooks {
-		h.Disarm()
+		h.Disarm() // each armed SET has been sent or will never be
 	}
-	return got, errs
+	return round
 }
 
 // ValidUntil is when this client's current hold ends by its own reckoning: the moment the elapsed
@@ -273,8 +329,9 @@ func (l *redlock) Extend(ctx context.Context) error {
 	}
 }
 
-// Release deletes our value on every node. nil if a majority still held it; ErrNotHeld if enough
-// nodes answered that it was not ours for a majority to be impossible; else unknown.
+// Release deletes our value on every node. nil as soon as a majority had it and deleted it (the
+// rest finish on their own, in order on their connections); ErrNotHeld if enough nodes answered
+// that it was not ours for a majority to be impossible; else unknown.
 func (l *redlock) Release(ctx context.Context) error {
 	l.validUntil = time.Time{}
 	got, errs := redlockOnAll(ctx, l.nodes, 0, redlockDeleteIfOwner(l.env.Key, l.value))

@@ -4,9 +4,12 @@ package locks
 // the Chinese article on Redis locks' common mistakes and the Japanese article on designing a Redis
 // lock also give it (docs/CLAIMS.md). SET key <random value> NX PX ttl takes it; a Lua
 // compare-and-delete releases it only if the value is still ours. The fencing token is an INCR of a
-// counter key, taken after the SET succeeds, so tokens increase in acquisition order on one node
-// (and can go backwards if that node loses its data: K6). It fails as every lease does (A1, K2): a
-// holder paused past the TTL still believes it holds.
+// counter key, taken in the same script as the SET and only if the SET succeeded: one round trip,
+// as a lock without a token needs, and the same token — tokens increase in acquisition order on
+// one node (and can go backwards if that node loses its data: K6). A reply lost after the script
+// ran leaves the lock taken and the token spent, exactly as a lost reply to the SET did when the
+// INCR was a command of its own. It fails as every lease does (A1, K2): a holder paused past the
+// TTL still believes it holds.
 
 import (
 	"context"
@@ -21,9 +24,9 @@ import (
 func init() {
 	Register(Design{
 		Name:     "set-nx-px",
-		Summary:  "SET key <random> NX PX ttl; Lua compare-and-delete release; INCR fencing token",
+		Summary:  "SET key <random> NX PX ttl and INCR fencing token in one script; Lua compare-and-delete release",
 		Source:   "Redis docs \"Distributed Locks with Redis\" (single instance), as two of the source articles give it",
-		Token:    "INCR of <key>:token at acquire",
+		Token:    "INCR of <key>:token in the acquiring script",
 		Nodes:    1,
 		Expires:  true,
 		Points:   []string{BetweenSendAndReply},
@@ -59,34 +62,59 @@ func dialRedisHooked(addr string, env Env, hook *redisopt.ReplyHook) *redis.Clie
 }
 
 type setNxPx struct {
-	rdb   *redis.Client
-	hook  *redisopt.ReplyHook
-	env   Env
-	value string
+	rdb    *redis.Client
+	hook   *redisopt.ReplyHook
+	env    Env
+	value  string
+	loaded bool // the acquire script was sent to the server once (SCRIPT LOAD)
 }
+
+// acquireWithToken is SET key value NX PX ttl and, only if that took the key, INCR of the token
+// counter, in one atomic step; it returns the token, or nil when the key was taken.
+// acquireWithTokenNoTTL is the same without an expiry (a TTL of 0).
+var (
+	acquireWithToken      = redis.NewScript(`if redis.call('set',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then return redis.call('incr',KEYS[2]) end return false`)
+	acquireWithTokenNoTTL = redis.NewScript(`if redis.call('set',KEYS[1],ARGV[1],'NX') then return redis.call('incr',KEYS[2]) end return false`)
+)
 
 func (l *setNxPx) Acquire(ctx context.Context) (*int64, error) {
 	value := randomValue()
-	l.hook.Arm("set", func() time.Duration {
+	script, args := acquireWithToken, []any{value, max(1, l.env.TTL.Milliseconds())}
+	if l.env.TTL <= 0 {
+		script, args = acquireWithTokenNoTTL, []any{value}
+	}
+	keys := []string{l.env.Key, l.env.Key + ":token"}
+	if !l.loaded {
+		// Loaded before the first attempt, so that the attempt is one EVALSHA: a NOSCRIPT reply
+		// would mean sending the lock's command twice (and passing BetweenSendAndReply twice).
+		_ = script.Load(ctx, l.rdb).Err() // if it fails, so will the attempt, and say why
+		l.loaded = true
+	}
+	token, err := l.send(ctx, "evalsha", func() *redis.Cmd { return script.EvalSha(ctx, l.rdb, keys, args...) })
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		// The server lost its scripts (a restart, a promoted replica): this attempt's command
+		// never ran. Send it whole; that is a second send, and a second pass of the point.
+		token, err = l.send(ctx, "eval", func() *redis.Cmd { return script.Eval(ctx, l.rdb, keys, args...) })
+	}
+	switch {
+	case errors.Is(err, redis.Nil):
+		return nil, ErrBusy
+	case err != nil:
+		return nil, err
+	}
+	l.value = value
+	return &token, nil
+}
+
+// send runs the lock's command, passing BetweenSendAndReply once it is on the wire, before its
+// reply is read.
+func (l *setNxPx) send(ctx context.Context, command string, run func() *redis.Cmd) (int64, error) {
+	l.hook.Arm(command, func() time.Duration {
 		l.env.Point(BetweenSendAndReply)
 		return 0 // a stop here is the client's own stall: it counts against the command's timeout
 	})
-	ok, err := l.rdb.SetNX(ctx, l.env.Key, value, l.env.TTL).Result()
-	l.hook.Disarm()
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, ErrBusy
-	}
-	l.value = value
-	token, err := l.rdb.Incr(ctx, l.env.Key+":token").Result()
-	if err != nil {
-		// We hold the lock but have no token: give it back rather than work unfenced.
-		_ = l.Release(ctx)
-		return nil, errors.Join(errors.New("took the lock but could not get a fencing token"), err)
-	}
-	return &token, nil
+	defer l.hook.Disarm()
+	return run().Int64()
 }
 
 func (l *setNxPx) Release(ctx context.Context) error {
