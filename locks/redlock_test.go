@@ -153,7 +153,7 @@ func TestRedlockExcludesOthersAndReleasesOnEveryNode(t *testing.T) {
 		if err != nil || tok != nil {
 			return fmt.Sprintf("a acquire: token=%v err=%v (redlock has no token)", tok, err)
 		}
-		if got := n5Keys(t, c); got != "11111" {
+		if got := n5Settled(t, c, "11111"); got != "11111" {
 			return fmt.Sprintf("keys after a's acquire: %s, want 11111", got)
 		}
 		// The hold ends at start + ttl − drift (drift = 1% + 2 ms = 102 ms), start within the call.
@@ -184,7 +184,7 @@ func TestRedlockExcludesOthersAndReleasesOnEveryNode(t *testing.T) {
 		if err := a.Release(ctx); !errors.Is(err, ErrNotHeld) {
 			return fmt.Sprintf("a's second release: want ErrNotHeld, got %v", err)
 		}
-		if got := n5Keys(t, c); got != "11111" {
+		if got := n5Settled(t, c, "11111"); got != "11111" {
 			return fmt.Sprintf("a's late release touched b's keys (or b missed a node): %s", got)
 		}
 		return ""
@@ -405,7 +405,7 @@ func TestRedlockHolderStalledPastTheTTLLosesItWithoutBeingTold(t *testing.T) {
 		if err := a.Release(ctx); !errors.Is(err, ErrNotHeld) {
 			return fmt.Sprintf("a's release after expiry: want ErrNotHeld, got %v", err)
 		}
-		if got := n5Keys(t, c); got != "11111" {
+		if got := n5Settled(t, c, "11111"); got != "11111" {
 			return fmt.Sprintf("a's late release touched b's keys (or b missed a node): %s", got)
 		}
 		return ""

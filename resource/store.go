@@ -225,23 +225,37 @@ func (s *Store) Final(ctx context.Context) (map[string]history.Register, error) 
 }
 
 // Log returns the resource's own access log as history events (process "resource", f "read" or
-// "write"),
-// in the order Redis applied the accesses. at stamps them: Redis has no CLOCK_MONOTONIC of ours.
+// "write"), in the order Redis applied the accesses. at stamps them: Redis has no CLOCK_MONOTONIC
+// of ours.
 func (s *Store) Log(ctx context.Context, at int64) ([]history.Event, error) {
-	lines, err := s.rdb.LRange(ctx, logKey, 0, -1).Result()
-	if err != nil {
-		return nil, fmt.Errorf("read resource log: %w", err)
-	}
-	events := make([]history.Event, 0, len(lines))
-	for _, line := range lines {
-		var e logEntry
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
-			return nil, fmt.Errorf("decode resource log entry %q: %w", line, err)
+	var events []history.Event
+	err := s.EachLogEntry(ctx, at, func(e history.Event) { events = append(events, e) })
+	return events, err
+}
+
+// logPage is how many log entries EachLogEntry reads at once.
+const logPage = 5000
+
+// EachLogEntry hands the resource's access log to fn one entry at a time, as Log returns it, read
+// a page at a time: a soak's log has hundreds of thousands of entries, which read at once would
+// take the controller hundreds of megabytes at the very end of the run. The clients have stopped
+// when it is read, so the log no longer grows.
+func (s *Store) EachLogEntry(ctx context.Context, at int64, fn func(history.Event)) error {
+	for start := int64(0); ; start += logPage {
+		lines, err := s.rdb.LRange(ctx, logKey, start, start+logPage-1).Result()
+		if err != nil {
+			return fmt.Errorf("read resource log: %w", err)
 		}
-		events = append(events, history.Event{
-			Time: at, Process: history.Resource, Type: history.Note, F: e.Op,
-			Target: e.Client, CS: e.CS, Token: e.Token, Registers: e.Regs, Seq: e.Seq,
-		})
+		for _, line := range lines {
+			var e logEntry
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				return fmt.Errorf("decode resource log entry %q: %w", line, err)
+			}
+			fn(history.Event{Time: at, Process: history.Resource, Type: history.Note, F: e.Op,
+				Target: e.Client, CS: e.CS, Token: e.Token, Registers: e.Regs, Seq: e.Seq})
+		}
+		if len(lines) < logPage {
+			return nil
+		}
 	}
-	return events, nil
 }

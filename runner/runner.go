@@ -36,6 +36,8 @@ type Options struct {
 	// ProviderConfig is the provider's own settings (the external provider's endpoints file).
 	Provider       string
 	ProviderConfig string
+	// Duration, if set, runs the scenario this long instead of its own duration (a soak).
+	Duration time.Duration
 }
 
 // ErrInterrupted marks a run cut short by its context (Ctrl-C). Its history is still judged.
@@ -50,6 +52,7 @@ func LockKey(dir string) string { return "lockcheck:" + filepath.Base(dir) + ":l
 // is an error; so is an interruption, which still returns the result judged so far.
 func Run(ctx context.Context, sc *scenarios.Scenario, o Options) (*Result, error) {
 	o = o.withDefaults()
+	sc = withDuration(sc, o.Duration)
 	dir, err := newRunDir(o.ResultsDir, sc)
 	if err != nil {
 		return nil, err
@@ -240,13 +243,9 @@ func recordResource(ctx context.Context, addr string, record func(history.Event)
 	} else {
 		record(history.Event{Time: now, Process: history.Resource, Type: history.Note, F: history.Final, Registers: final})
 	}
-	accesses, err := store.Log(rctx, now)
-	if err != nil {
+	// Page by page: a soak's log has hundreds of thousands of entries.
+	if err := store.EachLogEntry(rctx, now, record); err != nil {
 		log.Error("read resource log", "err", err)
-		return
-	}
-	for _, e := range accesses {
-		record(e)
 	}
 }
 

@@ -31,7 +31,8 @@ type config struct {
 	lockTime     string // -benchtime of the lock cycle benchmarks
 	lockCount    int
 	checkerCount int
-	checkEvents  int // events of figure 7's histories
+	checkEvents  int           // events of figure 7's histories
+	soakFor      time.Duration // figure 8's soak; 0: show the last one stored
 	startCount   int
 	overheadRuns int
 	overheadFor  time.Duration
@@ -62,11 +63,12 @@ func run() int {
 	var skip string
 	flag.StringVar(&c.out, "out", "results/BENCH.md", "where to write the report")
 	flag.BoolVar(&c.quick, "quick", false, "small counts, for trying the command out (figures are rough)")
-	flag.StringVar(&skip, "skip", "", "comma-separated figure numbers (1-7) to leave out")
+	flag.StringVar(&skip, "skip", "", "comma-separated figure numbers (1-8) to leave out")
 	flag.StringVar(&c.lockTime, "lock-benchtime", "200ms", "-benchtime of each lock cycle benchmark")
 	flag.IntVar(&c.lockCount, "lock-count", 3, "-count of the lock cycle benchmarks")
 	flag.IntVar(&c.checkerCount, "checker-count", 3, "-count of the checker benchmarks, and rounds of figure 7")
 	flag.IntVar(&c.checkEvents, "check-events", 1_000_000, "events of the histories `lockcheck check` judges in figure 7")
+	flag.DurationVar(&c.soakFor, "soak", 0, "figure 8: soak a random-mixed scenario this long (make soak: 30m); 0 shows the last soak stored")
 	flag.IntVar(&c.startCount, "start-count", 5, "cluster start-ups measured")
 	flag.IntVar(&c.overheadRuns, "overhead-runs", 3, "rounds of the harness overhead measurement")
 	flag.DurationVar(&c.overheadFor, "overhead-for", 2*time.Second, "length of each harness overhead measurement")
@@ -130,6 +132,7 @@ func run() int {
 		{3, checkerThroughput},
 		{7, checkEndToEnd},
 		{6, startUp},
+		{8, soak},
 		{4, firstViolations},
 		{5, suiteWallTime},
 	}
@@ -182,6 +185,7 @@ var titles = map[int]string{
 	5: "Suite wall time",
 	6: "Start-up",
 	7: "`lockcheck check` end to end",
+	8: "Soak",
 }
 
 // self is this executable, which runs workers with `worker`.

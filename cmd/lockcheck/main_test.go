@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -236,4 +237,59 @@ func alive(pid int) bool {
 func cmdline(pid int) string {
 	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 	return strings.ReplaceAll(string(b), "\x00", " ")
+}
+
+// A soak: --duration runs a scenario longer than its file says, shows its progress while it
+// runs, and Ctrl-C halfway still leaves a history that `check` judges.
+func TestASoakRunsForItsDurationAndAnInterruptLeavesACheckableHistory(t *testing.T) {
+	bin := lockcheck(t)
+	repo, _ := filepath.Abs("../..")
+	results := t.TempDir()
+	cmd := exec.Command(bin, "run", "--duration", "10m", "--results", results, "scenarios/no-faults-set-nx-px.yaml")
+	cmd.Dir = repo
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	time.Sleep(7 * time.Second) // past the 4s the scenario's file asks for
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if code := exitCode(err); code != exitHarness {
+			t.Fatalf("exit %d after SIGINT, want %d:\n%s", code, exitHarness, out.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("controller did not exit after SIGINT:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "progress: ") || !strings.Contains(out.String(), "/10m0s") {
+		t.Errorf("no progress shown against the soak's length:\n%s", out.String())
+	}
+	runDir, err := filepath.EvalSymlinks(filepath.Join(results, "latest"))
+	if err != nil {
+		t.Fatalf("no run folder: %v\n%s", err, out.String())
+	}
+	raw, _ := os.ReadFile(filepath.Join(runDir, "verdict.json"))
+	var v struct {
+		Verdict struct {
+			RunLength time.Duration `json:"run_length_ns"`
+		} `json:"verdict"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil || v.Verdict.RunLength < 5*time.Second {
+		t.Fatalf("the run stopped at %s, before the interrupt at 7s (%v)", v.Verdict.RunLength, err)
+	}
+	sc, _ := os.ReadFile(filepath.Join(runDir, "scenario.yaml"))
+	if !strings.Contains(string(sc), "duration: 10m0s") {
+		t.Errorf("the run folder's scenario does not say what ran:\n%s", sc)
+	}
+	check := exec.Command(bin, "check", runDir)
+	checked, err := check.CombinedOutput()
+	if code := exitCode(err); code == exitHarness || !strings.Contains(string(checked), "mutual exclusion") {
+		t.Fatalf("check of the interrupted soak: exit %d\n%s", code, checked)
+	}
 }

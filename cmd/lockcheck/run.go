@@ -22,6 +22,7 @@ func newRunCommand() *cobra.Command {
 	var resultsDir string
 	var count int
 	var junitFile, provider, endpoints string
+	var duration time.Duration
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO",
 		Short: "Run a scenario against real servers and judge it (exit 0: verdict as expected, 1: not, 2: harness error)",
@@ -37,9 +38,16 @@ scenario's expect block. The run folder keeps the history, verdict.json, the sce
 			if err := runner.CheckMachine(); err != nil {
 				return &exitError{exitHarness, err}
 			}
-			opts := runner.Options{ResultsDir: resultsDir, Logger: logger(cmd), Provider: provider, ProviderConfig: endpoints}
+			if duration < 0 {
+				return &exitError{exitHarness, fmt.Errorf("--duration %s: must not be negative", duration)}
+			}
+			opts := runner.Options{ResultsDir: resultsDir, Logger: logger(cmd), Provider: provider, ProviderConfig: endpoints, Duration: duration}
+			total := sc.Duration.D()
+			if duration > 0 {
+				total = duration
+			}
 			out := cmd.OutOrStdout()
-			describe(out, sc)
+			describe(out, sc, total)
 			matched := 0
 			suite := junit.Suite{Name: "lockcheck run"}
 			defer func() {
@@ -51,7 +59,7 @@ scenario's expect block. The run folder keeps the history, verdict.json, the sce
 			}()
 			for i := 1; i <= count; i++ {
 				started := time.Now()
-				progress := newProgress(sc.Duration.D())
+				progress := newProgress(total)
 				opts.OnEvent = progress.Event
 				progress.Start()
 				res, err := runner.Run(cmd.Context(), sc, opts)
@@ -86,6 +94,7 @@ scenario's expect block. The run folder keeps the history, verdict.json, the sce
 	cmd.Flags().IntVar(&count, "count", 1, "run the scenario this many times (for repeatability figures)")
 	cmd.Flags().StringVar(&junitFile, "junit", "", "also write JUnit XML here: one test case per run, failed when the verdict does not match expect")
 	addProviderFlag(cmd, &provider, &endpoints)
+	cmd.Flags().DurationVar(&duration, "duration", 0, "run this long instead of the scenario's duration (a soak: --duration 30m); the history is written as it happens, so Ctrl-C still leaves a checkable run")
 	return cmd
 }
 
@@ -150,13 +159,13 @@ func resolveScenario(arg string) string {
 	return filepath.Join("scenarios", name)
 }
 
-func describe(w io.Writer, sc *scenarios.Scenario) {
+func describe(w io.Writer, sc *scenarios.Scenario, d time.Duration) {
 	claims := ""
 	if len(sc.Claims) > 0 {
 		claims = " (" + strings.Join(sc.Claims, ", ") + ")"
 	}
 	fmt.Fprintf(w, "scenario %s%s: lock %s, %d node(s), %d client(s), ttl %s, %s\n",
-		sc.Name, claims, sc.Lock, sc.Nodes, sc.Clients, sc.TTL.D(), sc.Duration.D())
+		sc.Name, claims, sc.Lock, sc.Nodes, sc.Clients, sc.TTL.D(), d)
 }
 
 func report(w io.Writer, res *runner.Result, i, count int) {
