@@ -124,8 +124,8 @@ func checkerThroughput(_ context.Context, c config) (string, error) {
 	b.WriteString("One `checker.Check` = porcupine on each of the three registers (in parallel, a goroutine each) plus the " +
 		"ownership-interval, lost-update and liveness checks. *serialised*: 5 clients take the lock in turn, 8 events per " +
 		"tenure, every access accepted. *indeterminate*: the same, but 1 write in 10 times out (info): its outcome is " +
-		"unknown, so porcupine may place it anywhere after its call and these operations stay open, all concurrent, to " +
-		"the end of the history. Peak heap is the largest heap (live objects and garbage not yet swept) seen while " +
+		"unknown, and it may land at any later moment (the register's model keeps it pending; before, such operations " +
+		"stayed open, all concurrent, to the end of the history). Peak heap is the largest heap (live objects and garbage not yet swept) seen while " +
 		"checking, above what was in use before, sampled every millisecond; allocated is `-benchmem`'s B/op.\n\n")
 	b.WriteString("| history | events | time per check | events/s | peak heap | allocated per check | time vs 10k | events vs 10k |\n")
 	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
