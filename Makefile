@@ -86,7 +86,7 @@ bench: deps
 # results/soak.json, which `make bench` shows.
 soak: deps
 	$(GO) build -o bin/lockbench ./cmd/lockbench
-	./bin/lockbench --soak 30m --skip 1,2,3,4,5,6,7 --out results/SOAK.md $(BENCHFLAGS)
+	./bin/lockbench --soak 30m --skip 1,2,3,4,5,6,7 --out results/SOAK.md --results results --keep $(BENCHFLAGS)
 
 clean:
 	rm -rf bin results

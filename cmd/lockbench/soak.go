@@ -82,7 +82,8 @@ func soak(ctx context.Context, c config) (string, error) {
 	if err := os.WriteFile(scenario, []byte(text), 0o644); err != nil {
 		return "", err
 	}
-	results := filepath.Join(tmp, "results")
+	results := filepath.Join(c.results, "soak") // kept with --keep: a soak may find something worth reading
+	fmt.Fprintf(os.Stderr, "lockbench: the soak's run folder goes under %s (kept with --keep)\n", results)
 	f := soakFigures{When: time.Now(), Scenario: soakScenario + " without kill", Duration: c.soakFor, Load: loadavg()}
 	fmt.Fprintf(os.Stderr, "lockbench: soaking %s for %s (started %s)\n", soakScenario, c.soakFor, f.When.Format("15:04:05"))
 	cmd := exec.Command(bin, "run", "--duration", c.soakFor.String(), "--results", results, scenario)
