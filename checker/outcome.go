@@ -22,7 +22,8 @@ const (
 	Unsafe Outcome = "unsafe"
 	// Stuck: safe, but the lock was never freed again while someone wanted it.
 	Stuck Outcome = "stuck"
-	// Inconclusive: the run proves nothing (no client ever held the lock).
+	// Inconclusive: the run proves nothing (Verdict.Inconclusive says why: no client ever held
+	// the lock, the lock service never answered).
 	Inconclusive Outcome = "inconclusive"
 )
 
@@ -71,7 +72,7 @@ func Judge(v Verdict) Judgement {
 		}
 	}
 	switch {
-	case v.Liveness.Acquisitions == 0 && !j.LockFailed:
+	case v.Inconclusive != "" && !j.LockFailed:
 		j.Outcome = Inconclusive
 	case !j.LockFailed && v.Liveness.Stuck:
 		j.Outcome = Stuck
@@ -90,7 +91,7 @@ func Headline(v Verdict) string {
 	j := Judge(v)
 	switch j.Outcome {
 	case Inconclusive:
-		return "Inconclusive: no client ever acquired the lock, so the run shows nothing"
+		return "Inconclusive: " + v.Inconclusive + ", so the run shows nothing"
 	case Stuck:
 		return "Safe, but the lock got stuck"
 	case Safe:
@@ -143,8 +144,8 @@ func Short(v Verdict) string {
 	if v.Liveness.Stuck {
 		parts = append(parts, fmt.Sprintf("lock stuck for %s", v.Liveness.StuckFor.Round(100*time.Millisecond)))
 	}
-	if v.Liveness.Acquisitions == 0 {
-		parts = append(parts, "no acquisition")
+	if v.Inconclusive != "" {
+		parts = append(parts, "inconclusive: "+v.Inconclusive)
 	}
 	return strings.Join(parts, "; ")
 }

@@ -39,8 +39,8 @@ func TestJudgeGivesOneOutcomePerVerdict(t *testing.T) {
 			Unsafe, "", "Unsafe"},
 		{"stuck", Verdict{MutualExclusion: held, Liveness: Liveness{Acquisitions: 3, Stuck: true}, Registers: map[string]RegisterVerdict{"unfenced": intact()}},
 			Stuck, "", "stuck"},
-		{"nobody acquired", Verdict{MutualExclusion: held, Registers: map[string]RegisterVerdict{"unfenced": intact()}},
-			Inconclusive, "", "Inconclusive"},
+		{"nobody acquired", Verdict{MutualExclusion: held, Inconclusive: "no client ever acquired the lock",
+			Registers: map[string]RegisterVerdict{"unfenced": intact()}}, Inconclusive, "", "Inconclusive: no client ever acquired"},
 		{"a register nobody used does not rescue", Verdict{MutualExclusion: overlap, Liveness: live, Registers: map[string]RegisterVerdict{
 			"unfenced": lost(1), "fenced-rw": {Linearizable: NotApplicable}}}, Unsafe, "", "Unsafe"},
 	}
