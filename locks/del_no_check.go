@@ -2,8 +2,8 @@ package locks
 
 // del-no-check: M3 in docs/CLAIMS.md, the third of the common mistakes in the Chinese article on
 // Redis locks (its first "錯誤解鎖", wrong way to unlock, which it calls the most typical). The lock is
-// taken exactly as set-nx-px does (SET key <random> NX PX ttl, then INCR of <key>:token), but
-// released with a plain DEL that never checks whose lock it is. A holder that overruns its TTL (a
+// taken exactly as set-nx-px does (SET key <random> NX PX ttl and INCR of <key>:token, in one
+// script), but released with a plain DEL that never checks whose lock it is. A holder that overruns its TTL (a
 // pause, a slow critical section) and then releases deletes the lock of whoever holds it now; a
 // third client takes it, and two clients that never stalled hold the lock at once. Under contention
 // it cascades: the client whose lock was deleted releases with a DEL too, deleting its successor's,

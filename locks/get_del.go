@@ -2,8 +2,8 @@ package locks
 
 // get-del: M4 in docs/CLAIMS.md, the fourth of the common mistakes in the Chinese article on Redis
 // locks (its second "錯誤解鎖", wrong way to unlock). The lock is taken exactly as set-nx-px does (SET
-// key <random> NX PX ttl, then INCR of <key>:token for a fencing token), but it is released with
-// two commands: GET the key, compare the value in the client, then DEL. Between the GET and the DEL
+// key <random> NX PX ttl and INCR of <key>:token for a fencing token, in one script), but it is
+// released with two commands: GET the key, compare the value in the client, then DEL. Between the GET and the DEL
 // the key can expire and another client can take it; the late DEL then deletes that client's lock,
 // a third client takes it, and two clients that never stalled both believe they hold the lock. The
 // connection uses lockcheck's go-redis settings (dialRedis: no retries, context-bounded commands).

@@ -316,7 +316,7 @@ func (w *worker) release() {
 }
 
 // opContext bounds one operation: Timeout per command, and a few commands per operation (an
-// acquire may SET then INCR; a release runs a script).
+// acquire may take a Redis script or several statements; a release another).
 func (w *worker) opContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 4*w.cfg.Workload.Timeout)
 }
