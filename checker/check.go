@@ -53,6 +53,8 @@ func (l *Log) Check(opts Options) Verdict {
 		Liveness:        l.liveness(ops, tl, b, opts.StuckAfter),
 	}
 	v.Inconclusive = l.inconclusive(ops, v)
+	acqs, deaths := l.acquireOps(ops)
+	v.Fairness = fairness(acqs, deaths, b)
 	v.Summary = summarize(v)
 	return v
 }

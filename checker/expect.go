@@ -12,6 +12,7 @@ type Expect struct {
 	MutualExclusion string                    `yaml:"mutual_exclusion" json:"mutual_exclusion,omitempty"` // "holds", "violated" or ""
 	Registers       map[string]RegisterExpect `yaml:"registers" json:"registers,omitempty"`
 	Liveness        *LivenessExpect           `yaml:"liveness" json:"liveness,omitempty"`
+	Fairness        *FairnessExpect           `yaml:"fairness" json:"fairness,omitempty"` // fairness_expect.go
 }
 
 // RegisterExpect is what one register must show.
@@ -27,6 +28,9 @@ type LivenessExpect struct {
 	MinAcquisitions *int  `yaml:"min_acquisitions" json:"min_acquisitions,omitempty"`
 	// UnknownAcquires: whether some acquire ended with its outcome unknown (history "info").
 	UnknownAcquires *bool `yaml:"unknown_acquires" json:"unknown_acquires,omitempty"`
+
+	// min_unavailable, max_unavailable (fairness_expect.go)
+	UnavailableExpect `yaml:",inline"`
 }
 
 // Mismatch is one expectation the verdict did not meet.
@@ -63,6 +67,7 @@ func (e Expect) Validate() error {
 	if l := e.Liveness; l != nil && l.MinAcquisitions != nil && *l.MinAcquisitions < 0 {
 		errs = append(errs, fmt.Errorf("expect.liveness.min_acquisitions: %d is negative", *l.MinAcquisitions))
 	}
+	errs = append(errs, e.validateFairness()...)
 	return errors.Join(errs...)
 }
 
@@ -123,7 +128,7 @@ func (e Expect) Match(v Verdict) []Mismatch {
 			miss("liveness.min_acquisitions", strconv.Itoa(*l.MinAcquisitions), strconv.Itoa(v.Liveness.Acquisitions))
 		}
 	}
-	return out
+	return append(out, e.matchFairness(v)...)
 }
 
 // Inconclusive says why v proves nothing under these expectations, or "": the checker's own

@@ -16,6 +16,9 @@ func summarize(v Verdict) string {
 		}
 	}
 	parts = append(parts, livenessWords(v.Liveness))
+	if w := fairnessWords(v.Fairness); w != "" {
+		parts = append(parts, w)
+	}
 	return strings.Join(parts, "; ")
 }
 

@@ -50,6 +50,11 @@ func Table(v Verdict, w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "\t%d\t%s\t%s\t%s\t%s\t%s\n", l.Acquisitions, failures,
 		Human(l.AcquireLatencyP50), Human(l.AcquireLatencyP99), Human(l.LongestUnavailable), stuck)
+	if v.Fairness.Acquisitions > 0 {
+		overtakes, overtaking, worst := fairnessCells(v.Fairness)
+		fmt.Fprintln(tw, "\nfairness\tovertakes\tovertaking acquisitions\tworst wait")
+		fmt.Fprintf(tw, "\t%s\t%s\t%s\n", overtakes, overtaking, worst)
+	}
 	return tw.Flush()
 }
 

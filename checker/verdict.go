@@ -23,6 +23,7 @@ type Verdict struct {
 	MutualExclusion MutualExclusion            `json:"mutual_exclusion"`
 	Registers       map[string]RegisterVerdict `json:"registers"`
 	Liveness        Liveness                   `json:"liveness"`
+	Fairness        Fairness                   `json:"fairness"` // first come, first served? (fairness.go)
 	// Inconclusive, when not empty, says why the run proves nothing either way (no client ever
 	// held the lock, the lock service never answered, fewer acquisitions than the scenario asks
 	// for): a clean verdict on such a run is no evidence, and it fails any expect block.

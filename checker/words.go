@@ -20,7 +20,11 @@ func Sentences(v Verdict) []string {
 	for _, n := range names {
 		out = append(out, registerSentence(n, v.Registers[n]))
 	}
-	return append(out, livenessSentence(v.Liveness))
+	out = append(out, livenessSentence(v.Liveness))
+	if s := fairnessSentence(v.Fairness); s != "" {
+		out = append(out, s)
+	}
+	return out
 }
 
 func overlapSentences(m MutualExclusion) []string {

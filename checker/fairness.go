@@ -1,0 +1,279 @@
+package checker
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// Fairness says how far the lock was from first come, first served, the fair lock one of the
+// source articles (the Chinese survey of lock families) asks for.
+//
+// A client starts waiting when it invokes an acquire: that moment is its place in line. An
+// acquisition (an acquire that completed ok, at its completion time T) overtakes client d when d
+// had an acquire invoked strictly before the acquisition's own invoke and still pending at T:
+// not completed by T, and d not dead by T. Each acquisition counts every client it overtook, so
+// a lock that hands itself to the newest of three waiters scores two overtakes for that hand-over.
+// A pending acquire of a client paused by a fault still counts: it was in line. Re-entries of a
+// reentrant lock are not acquisitions here. A first-come-first-served lock scores zero.
+//
+// The worst wait is the longest time one client wanted the lock without getting it: from the
+// invoke of an acquire to the completion of that client's next successful acquire, across the
+// attempts that gave up in between (a client that gave up asks again after its think time, and
+// its wait goes on), or to its death or the run's end if it never got it.
+type Fairness struct {
+	Acquisitions int `json:"acquisitions"`
+	// Overtakes is the sum over every acquisition of the clients it overtook.
+	Overtakes int `json:"overtakes"`
+	// Overtaking counts the acquisitions that overtook at least one client.
+	Overtaking int `json:"overtaking_acquisitions"`
+	// MostOvertaken is the most clients one acquisition overtook.
+	MostOvertaken int `json:"most_overtaken"`
+
+	WorstWait       time.Duration `json:"worst_wait_ns"`
+	WorstWaitClient string        `json:"worst_wait_client,omitempty"`
+	WorstWaitOffset time.Duration `json:"worst_wait_offset_ns"` // its start, from the run's start
+	// WorstWaitEnded is true when the worst wait ended with an acquisition, false when the client
+	// died or the run ended first.
+	WorstWaitEnded bool `json:"worst_wait_ended"`
+
+	Clients []ClientFairness `json:"clients,omitempty"` // in client order
+}
+
+// ClientFairness is one client's share of the figure.
+type ClientFairness struct {
+	Client       string `json:"client"`
+	Acquisitions int    `json:"acquisitions"`
+	// Overtaken counts the acquisitions of others that overtook this client.
+	Overtaken int `json:"overtaken"`
+	// Overtook counts the clients this client's acquisitions overtook.
+	Overtook  int           `json:"overtook"`
+	WorstWait time.Duration `json:"worst_wait_ns"`
+}
+
+// Fair reports whether no acquisition overtook anyone.
+func (f Fairness) Fair() bool { return f.Overtakes == 0 }
+
+// PerThousand is the share of acquisitions that overtook someone, per 1,000 acquisitions.
+func (f Fairness) PerThousand() float64 {
+	if f.Acquisitions == 0 {
+		return 0
+	}
+	return 1000 * float64(f.Overtaking) / float64(f.Acquisitions)
+}
+
+// acquireOp is one acquire operation as the fairness figure needs it.
+type acquireOp struct {
+	client string
+	invoke int64
+	done   int64 // completion time; 0 when it never completed
+	ok     bool
+}
+
+// acquireOps picks the acquire operations out of ops, and each client's death from the log.
+func (l *Log) acquireOps(ops []op) ([]acquireOp, map[string]int64) {
+	var acqs []acquireOp
+	for _, o := range ops {
+		if o.f != idAcquire {
+			continue
+		}
+		a := acquireOp{client: l.str(o.proc), invoke: l.recs[o.invoke].t}
+		if o.completed() {
+			done := &l.recs[o.done]
+			a.done, a.ok = done.t, done.typ == tOK
+		}
+		acqs = append(acqs, a)
+	}
+	deaths := map[string]int64{}
+	for i := range l.recs {
+		r := &l.recs[i]
+		if c, dead := l.death(r); dead {
+			if _, seen := deaths[l.str(c)]; !seen {
+				deaths[l.str(c)] = r.t
+			}
+		}
+	}
+	return acqs, deaths
+}
+
+// fairness computes the figure; see Fairness for the definitions.
+func fairness(acqs []acquireOp, deaths map[string]int64, b bounds) Fairness {
+	var f Fairness
+	acqs = append([]acquireOp(nil), acqs...)
+	sort.SliceStable(acqs, func(i, j int) bool { return acqs[i].invoke < acqs[j].invoke })
+	perClient := map[string]*ClientFairness{}
+	client := func(name string) *ClientFairness {
+		c := perClient[name]
+		if c == nil {
+			c = &ClientFairness{Client: name}
+			perClient[name] = c
+		}
+		return c
+	}
+	// Sweep through time with the acquires pending at each moment (one per client at most in
+	// a real history, so each acquisition looks at a handful): a completion or death at t ends
+	// pending acquires before the acquisitions completing at t are judged.
+	type point struct {
+		t    int64
+		kind int // 0: an acquire ends (completion) or a client dies, 1: an acquisition is judged
+		i    int // index into acqs, or -1 for a death
+		dead string
+	}
+	var points []point
+	for i, a := range acqs {
+		client(a.client)
+		if a.done != 0 {
+			points = append(points, point{t: a.done, i: i})
+			if a.ok {
+				points = append(points, point{t: a.done, kind: 1, i: i})
+			}
+		}
+	}
+	for c, t := range deaths {
+		points = append(points, point{t: t, i: -1, dead: c})
+	}
+	sort.SliceStable(points, func(i, j int) bool {
+		if points[i].t != points[j].t {
+			return points[i].t < points[j].t
+		}
+		return points[i].kind < points[j].kind
+	})
+	pending := map[int]bool{} // indexes into acqs of acquires invoked and not ended
+	next := 0                 // next acquire (by invoke) to enter pending
+	for _, p := range points {
+		for ; next < len(acqs) && acqs[next].invoke < p.t; next++ {
+			pending[next] = true
+		}
+		switch {
+		case p.kind == 0 && p.i >= 0:
+			delete(pending, p.i)
+		case p.kind == 0:
+			for i := range pending {
+				if acqs[i].client == p.dead {
+					delete(pending, i)
+				}
+			}
+		default:
+			a := acqs[p.i]
+			f.Acquisitions++
+			client(a.client).Acquisitions++
+			overtook := 0
+			for i := range pending {
+				if w := acqs[i]; w.client != a.client && w.invoke < a.invoke {
+					overtook++
+					client(w.client).Overtaken++
+				}
+			}
+			if overtook > 0 {
+				f.Overtaking++
+				f.Overtakes += overtook
+				f.MostOvertaken = max(f.MostOvertaken, overtook)
+				client(a.client).Overtook += overtook
+			}
+		}
+	}
+	for _, w := range waits(acqs, deaths, b.end) {
+		c := client(w.client)
+		c.WorstWait = max(c.WorstWait, w.length())
+		if w.length() > f.WorstWait {
+			f.WorstWait, f.WorstWaitClient, f.WorstWaitOffset, f.WorstWaitEnded = w.length(), w.client, time.Duration(w.start-b.start), w.ended
+		}
+	}
+	for _, c := range perClient {
+		f.Clients = append(f.Clients, *c)
+	}
+	sort.Slice(f.Clients, func(i, j int) bool { return LessClient(f.Clients[i].Client, f.Clients[j].Client) })
+	return f
+}
+
+// clientWait is one stretch in which a client wanted the lock and did not have it.
+type clientWait struct {
+	client     string
+	start, end int64
+	ended      bool // by an acquisition
+}
+
+func (w clientWait) length() time.Duration { return time.Duration(w.end - w.start) }
+
+// waits chains each client's acquires (sorted by invoke) into waits: one starts at the first
+// acquire after an acquisition and ends at the next acquisition, the client's death or end.
+func waits(sorted []acquireOp, deaths map[string]int64, end int64) []clientWait {
+	var out []clientWait
+	open := map[string]*clientWait{}
+	var order []string
+	for _, a := range sorted {
+		w := open[a.client]
+		if w == nil {
+			w = &clientWait{client: a.client, start: a.invoke}
+			open[a.client] = w
+			order = append(order, a.client)
+		}
+		if a.ok {
+			w.end, w.ended = a.done, true
+			out = append(out, *w)
+			delete(open, a.client)
+		}
+	}
+	for _, c := range order {
+		w := open[c]
+		if w == nil {
+			continue
+		}
+		w.end = end
+		if d, dead := deaths[c]; dead && d < end {
+			w.end = d
+		}
+		w.end = max(w.end, w.start)
+		out = append(out, *w)
+		delete(open, c) // a client appears in order once per open wait
+	}
+	return out
+}
+
+// fairnessSentence says the figure in words, for Sentences.
+func fairnessSentence(f Fairness) string {
+	if f.Acquisitions == 0 {
+		return ""
+	}
+	var s string
+	if f.Fair() {
+		s = "Fairness: no acquisition overtook a client that had been waiting longer (first come, first served)"
+	} else {
+		s = fmt.Sprintf("Fairness: %d of %d acquisitions (%.0f per 1,000) overtook a client that had been waiting longer, %s in all (at most %d at once)",
+			f.Overtaking, f.Acquisitions, f.PerThousand(), plural(f.Overtakes, "overtake"), f.MostOvertaken)
+	}
+	if f.WorstWait > 0 {
+		s += fmt.Sprintf("; the longest wait was %s's, %s from %s", f.WorstWaitClient, Human(f.WorstWait), Seconds(f.WorstWaitOffset))
+		if !f.WorstWaitEnded {
+			s += ", never served"
+		}
+	}
+	return s + "."
+}
+
+// fairnessWords is the figure in a few words, for the one-line summary.
+func fairnessWords(f Fairness) string {
+	if f.Acquisitions == 0 {
+		return ""
+	}
+	if f.Fair() {
+		return "first come, first served, worst wait " + Human(f.WorstWait)
+	}
+	return fmt.Sprintf("%s, worst wait %s", plural(f.Overtakes, "overtake"), Human(f.WorstWait))
+}
+
+// fairnessCells are the table's fairness row: overtakes, overtaking acquisitions, worst wait.
+func fairnessCells(f Fairness) (overtakes, overtaking, worst string) {
+	overtakes = strconv.Itoa(f.Overtakes)
+	overtaking = fmt.Sprintf("%d of %d", f.Overtaking, f.Acquisitions)
+	worst = Human(f.WorstWait)
+	if f.WorstWaitClient != "" {
+		worst += " (" + f.WorstWaitClient + " at " + Seconds(f.WorstWaitOffset)
+		if !f.WorstWaitEnded {
+			worst += ", never served"
+		}
+		worst += ")"
+	}
+	return overtakes, overtaking, worst
+}

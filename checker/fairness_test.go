@@ -1,0 +1,285 @@
+package checker
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/yamltime"
+	"go.yaml.in/yaml/v3"
+)
+
+func TestFairnessCountsOvertakesExactly(t *testing.T) {
+	type client struct {
+		name                          string
+		acquisitions, overtaken, took int
+	}
+	tests := []struct {
+		name                                      string
+		history                                   *builder
+		overtakes, overtaking, most, acquisitions int
+		clients                                   []client
+	}{
+		{
+			name: "first come, first served: waiters are served in the order they asked",
+			history: newHistory().start(0).
+				acquire("client-1", 0, 1).release("client-1", 100, 101).
+				acquire("client-2", 10, 101).release("client-2", 200, 201).
+				acquire("client-3", 20, 201).release("client-3", 300, 301).
+				acquire("client-1", 110, 301).release("client-1", 400, 401).end(500),
+			acquisitions: 4,
+			clients:      []client{{"client-1", 2, 0, 0}, {"client-2", 1, 0, 0}, {"client-3", 1, 0, 0}},
+		},
+		{
+			name: "the newest waiter first: it overtakes both, the middle one overtakes the oldest",
+			history: newHistory().start(0).
+				acquire("client-1", 0, 1).release("client-1", 100, 101).
+				acquire("client-2", 10, 301).
+				acquire("client-3", 20, 201).release("client-3", 300, 301).
+				acquire("client-4", 30, 101).release("client-4", 200, 201).end(500),
+			overtakes: 3, overtaking: 2, most: 2, acquisitions: 4,
+			clients: []client{{"client-1", 1, 0, 0}, {"client-2", 1, 2, 0}, {"client-3", 1, 1, 1}, {"client-4", 1, 0, 2}},
+		},
+		{
+			name: "a waiter that gave up before the acquisition is not overtaken",
+			history: newHistory().start(0).
+				acquire("client-1", 0, 1).release("client-1", 100, 101).
+				op("client-2", history.Acquire, 10, 50, history.Fail, nil).
+				acquire("client-3", 20, 101).end(500),
+			acquisitions: 2,
+			clients:      []client{{"client-1", 1, 0, 0}, {"client-2", 0, 0, 0}, {"client-3", 1, 0, 0}},
+		},
+		{
+			name: "a waiter that gives up at the very moment of the acquisition is no longer waiting",
+			history: newHistory().start(0).
+				acquire("client-1", 0, 1).release("client-1", 100, 101).
+				op("client-2", history.Acquire, 10, 101, history.Fail, nil).
+				acquire("client-3", 20, 101).end(500),
+			acquisitions: 2,
+			clients:      []client{{"client-1", 1, 0, 0}, {"client-2", 0, 0, 0}, {"client-3", 1, 0, 0}},
+		},
+		{
+			name: "a waiter whose attempt ends with an unknown outcome after the acquisition was overtaken",
+			history: newHistory().start(0).
+				acquire("client-1", 0, 1).release("client-1", 100, 101).
+				op("client-2", history.Acquire, 10, 150, history.Info, nil).
+				acquire("client-3", 20, 101).end(500),
+			overtakes: 1, overtaking: 1, most: 1, acquisitions: 2,
+			clients: []client{{"client-1", 1, 0, 0}, {"client-2", 0, 1, 0}, {"client-3", 1, 0, 1}},
+		},
+		{
+			name: "a dead waiter is not overtaken, a paused one is",
+			history: newHistory().start(0).
+				acquire("client-1", 0, 1).release("client-1", 100, 101).
+				op("client-2", history.Acquire, 10, -1, "", nil).kill("client-2", 50).
+				op("client-3", history.Acquire, 12, -1, "", nil).pause("client-3", 40, 400).
+				acquire("client-4", 20, 101).end(500),
+			overtakes: 1, overtaking: 1, most: 1, acquisitions: 2,
+			clients: []client{{"client-1", 1, 0, 0}, {"client-2", 0, 0, 0}, {"client-3", 0, 1, 0}, {"client-4", 1, 0, 1}},
+		},
+		{
+			name: "re-entries of a reentrant lock are not acquisitions",
+			history: newHistory().start(0).
+				acquire("client-1", 0, 1).op("client-1", history.Reacquire, 20, 21, history.OK, nil).
+				op("client-1", history.Rerelease, 50, 51, history.OK, nil).release("client-1", 100, 101).
+				acquire("client-2", 10, 101).end(500),
+			acquisitions: 2,
+			clients:      []client{{"client-1", 1, 0, 0}, {"client-2", 1, 0, 0}},
+		},
+		{
+			name: "readers sharing the lock overtake a writer that asked first",
+			history: newHistory().start(0).
+				acquire("client-1", 0, 1).
+				acquire("client-3", 5, 300).
+				acquire("client-2", 10, 11).release("client-1", 100, 101).release("client-2", 290, 291).end(500),
+			overtakes: 1, overtaking: 1, most: 1, acquisitions: 3,
+			clients: []client{{"client-1", 1, 0, 0}, {"client-2", 1, 0, 1}, {"client-3", 1, 1, 0}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := Check(tt.history.build(), Options{}).Fairness
+			if f.Overtakes != tt.overtakes || f.Overtaking != tt.overtaking || f.MostOvertaken != tt.most || f.Acquisitions != tt.acquisitions {
+				t.Fatalf("overtakes %d, overtaking %d, most %d, acquisitions %d; want %d, %d, %d, %d",
+					f.Overtakes, f.Overtaking, f.MostOvertaken, f.Acquisitions, tt.overtakes, tt.overtaking, tt.most, tt.acquisitions)
+			}
+			if f.Fair() != (tt.overtakes == 0) {
+				t.Errorf("Fair() = %v with %d overtakes", f.Fair(), f.Overtakes)
+			}
+			var got []client
+			for _, c := range f.Clients {
+				got = append(got, client{c.Client, c.Acquisitions, c.Overtaken, c.Overtook})
+			}
+			if len(got) != len(tt.clients) {
+				t.Fatalf("clients %+v, want %+v", got, tt.clients)
+			}
+			for i := range got {
+				if got[i] != tt.clients[i] {
+					t.Errorf("client %+v, want %+v", got[i], tt.clients[i])
+				}
+			}
+		})
+	}
+}
+
+func TestWorstWaitSpansAttemptsThatGaveUp(t *testing.T) {
+	tests := []struct {
+		name            string
+		history         *builder
+		worst, offset   float64 // ms
+		client          string
+		ended           bool
+		perClientWorst2 float64 // client-2's worst wait, ms
+	}{
+		{
+			name: "three failed attempts and a success are one wait",
+			history: newHistory().start(0).acquire("client-1", 0, 1).release("client-1", 700, 701).
+				acquireFails("client-2", 100, 400, 100).acquire("client-2", 410, 701).end(1000),
+			worst: 601, offset: 100, client: "client-2", ended: true, perClientWorst2: 601,
+		},
+		{
+			name: "a waiter never served waits until the run's end",
+			history: newHistory().start(0).acquire("client-1", 0, 1).
+				acquireFails("client-2", 100, 900, 100).end(1000),
+			worst: 900, offset: 100, client: "client-2", ended: false, perClientWorst2: 900,
+		},
+		{
+			name: "a waiter that dies waits until its death",
+			history: newHistory().start(0).acquire("client-1", 0, 1).
+				acquireFails("client-2", 100, 300, 100).kill("client-2", 300).end(1000),
+			worst: 200, offset: 100, client: "client-2", ended: false, perClientWorst2: 200,
+		},
+		{
+			name: "waits end at each acquisition: the longest single one counts",
+			history: newHistory().start(0).
+				acquire("client-2", 0, 50).release("client-2", 60, 61).
+				acquire("client-2", 100, 130).release("client-2", 140, 141).
+				acquire("client-1", 200, 210).end(1000),
+			worst: 50, offset: 0, client: "client-2", ended: true, perClientWorst2: 50,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := Check(tt.history.build(), Options{}).Fairness
+			if f.WorstWait != time.Duration(ms(tt.worst)) || f.WorstWaitOffset != time.Duration(ms(tt.offset)) ||
+				f.WorstWaitClient != tt.client || f.WorstWaitEnded != tt.ended {
+				t.Fatalf("worst wait %v at %v by %q (ended %v), want %vms at %vms by %q (ended %v)",
+					f.WorstWait, f.WorstWaitOffset, f.WorstWaitClient, f.WorstWaitEnded, tt.worst, tt.offset, tt.client, tt.ended)
+			}
+			for _, c := range f.Clients {
+				if c.Client == "client-2" && c.WorstWait != time.Duration(ms(tt.perClientWorst2)) {
+					t.Errorf("client-2's worst wait %v, want %vms", c.WorstWait, tt.perClientWorst2)
+				}
+			}
+		})
+	}
+}
+
+func TestFairnessInWordsTableAndJSON(t *testing.T) {
+	unfair := newHistory().start(0).
+		acquire("client-1", 0, 1).release("client-1", 100, 101).
+		acquire("client-2", 10, 301).
+		acquire("client-3", 20, 101).release("client-3", 300, 301).end(500).build()
+	v := Check(unfair, Options{})
+	sentences := strings.Join(Sentences(v), "\n")
+	for _, want := range []string{"Fairness: 1 of 3 acquisitions (333 per 1,000) overtook a client that had been waiting longer, 1 overtake in all",
+		"the longest wait was client-2's, 291ms from 0.01 s"} {
+		if !strings.Contains(sentences, want) {
+			t.Errorf("sentences lack %q:\n%s", want, sentences)
+		}
+	}
+	if !strings.Contains(v.Summary, "1 overtake, worst wait 291ms") {
+		t.Errorf("summary lacks the fairness words: %s", v.Summary)
+	}
+	var table strings.Builder
+	if err := Table(v, &table); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "fairness") || !strings.Contains(table.String(), "1 of 3") {
+		t.Errorf("table lacks the fairness row:\n%s", table.String())
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Fairness struct {
+			Overtakes int `json:"overtakes"`
+			WorstWait int64
+		} `json:"fairness"`
+	}
+	if err := json.Unmarshal(b, &back); err != nil || back.Fairness.Overtakes != 1 {
+		t.Errorf("verdict.json fairness = %+v (%v), want 1 overtake", back.Fairness, err)
+	}
+
+	fair := newHistory().start(0).
+		acquire("client-1", 0, 1).release("client-1", 100, 101).
+		acquire("client-2", 10, 101).end(500).build()
+	v = Check(fair, Options{})
+	if s := strings.Join(Sentences(v), "\n"); !strings.Contains(s, "no acquisition overtook a client that had been waiting longer (first come, first served)") {
+		t.Errorf("fair sentences:\n%s", s)
+	}
+	if !strings.Contains(v.Summary, "first come, first served") {
+		t.Errorf("fair summary: %s", v.Summary)
+	}
+}
+
+func TestFairnessExpectations(t *testing.T) {
+	src := `
+fairness: {max_overtakes: 0}
+liveness: {min_unavailable: 1s, max_unavailable: 3s}
+`
+	var e Expect
+	if err := yaml.Unmarshal([]byte(src), &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.Fairness == nil || e.Fairness.MaxOvertakes == nil || *e.Fairness.MaxOvertakes != 0 ||
+		e.Liveness == nil || e.Liveness.MinUnavailable == nil || e.Liveness.MinUnavailable.D() != time.Second {
+		t.Fatalf("decoded %+v / %+v", e.Fairness, e.Liveness)
+	}
+	if err := e.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	unfair := Verdict{Fairness: Fairness{Acquisitions: 10, Overtakes: 3, Overtaking: 2},
+		Liveness: Liveness{LongestUnavailable: 1500 * time.Millisecond}}
+	if m := e.Match(unfair); len(m) != 1 || m[0].Field != "fairness.max_overtakes" || !strings.Contains(m[0].Got, "3 (2 of 10") {
+		t.Errorf("mismatches %v, want only fairness.max_overtakes", m)
+	}
+	fair := Verdict{Fairness: Fairness{Acquisitions: 10}, Liveness: Liveness{LongestUnavailable: 1500 * time.Millisecond}}
+	if m := e.Match(fair); len(m) != 0 {
+		t.Errorf("a fair run with 1.5s unavailable: mismatches %v", m)
+	}
+	fair.Liveness.LongestUnavailable = 200 * time.Millisecond
+	if m := e.Match(fair); len(m) != 1 || m[0].Field != "liveness.min_unavailable" {
+		t.Errorf("200ms unavailable: mismatches %v, want liveness.min_unavailable", m)
+	}
+	fair.Liveness.LongestUnavailable = 4 * time.Second
+	if m := e.Match(fair); len(m) != 1 || m[0].Field != "liveness.max_unavailable" {
+		t.Errorf("4s unavailable: mismatches %v, want liveness.max_unavailable", m)
+	}
+	if m := e.Match(Verdict{Liveness: Liveness{LongestUnavailable: 1500 * time.Millisecond}}); len(m) != 1 || m[0].Got != "no acquisition to judge" {
+		t.Errorf("no acquisition: mismatches %v, want max_overtakes unmet", m)
+	}
+	min1 := Expect{Fairness: &FairnessExpect{MinOvertakes: ptr(1)}}
+	if m := min1.Match(Verdict{Fairness: Fairness{Acquisitions: 10}}); len(m) != 1 || m[0].Field != "fairness.min_overtakes" {
+		t.Errorf("min_overtakes 1 on a fair run: mismatches %v", m)
+	}
+
+	bad := []struct {
+		e    Expect
+		want string
+	}{
+		{Expect{Fairness: &FairnessExpect{MaxOvertakes: ptr(-1)}}, "expect.fairness.max_overtakes: -1 is negative"},
+		{Expect{Fairness: &FairnessExpect{MaxOvertakes: ptr(1), MinOvertakes: ptr(2)}}, "expect.fairness.min_overtakes: 2 is above max_overtakes 1"},
+		{Expect{Liveness: &LivenessExpect{UnavailableExpect: UnavailableExpect{
+			MinUnavailable: ptr(yamltime.Duration(2 * time.Second)), MaxUnavailable: ptr(yamltime.Duration(time.Second))}}},
+			"expect.liveness.min_unavailable: 2s is above max_unavailable 1s"},
+	}
+	for _, b := range bad {
+		if err := b.e.Validate(); err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("Validate() = %v, want %q", err, b.want)
+		}
+	}
+}
