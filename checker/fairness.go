@@ -277,3 +277,36 @@ func fairnessCells(f Fairness) (overtakes, overtaking, worst string) {
 	}
 	return overtakes, overtaking, worst
 }
+
+// overlapEpisodes counts the times double ownership began: the maximal stretches in which at
+// least two clients believed they held the lock (a three-way race is one episode of three pair
+// windows).
+func overlapEpisodes(m MutualExclusion) int {
+	type span struct{ start, end int64 }
+	spans := make([]span, len(m.Windows))
+	for i, w := range m.Windows {
+		spans[i] = span{w.Start, w.Start + int64(w.Length)}
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
+	n, end := 0, int64(0)
+	for i, s := range spans {
+		if i == 0 || s.start > end {
+			n++
+			end = s.end
+			continue
+		}
+		end = max(end, s.end)
+	}
+	return n
+}
+
+// overlapRateSentence says how often double ownership began, per 1,000 acquisitions: how often
+// a lock that races (get-then-set) lets a second client in.
+func overlapRateSentence(v Verdict) string {
+	n, acq := overlapEpisodes(v.MutualExclusion), v.Liveness.Acquisitions
+	if n == 0 || acq == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Double ownership began %s in %s: %.1f per 1,000 acquisitions.",
+		plural(n, "time"), plural(acq, "acquisition"), 1000*float64(n)/float64(acq))
+}

@@ -283,3 +283,23 @@ liveness: {min_unavailable: 1s, max_unavailable: 3s}
 		}
 	}
 }
+
+func TestOverlapEpisodesMergeTheWindowsOfOneRace(t *testing.T) {
+	// A three-way race at 100 (three pair windows at once), then a two-way one at 300.
+	h := newHistory().start(0).
+		acquire("client-1", 90, 100).acquire("client-2", 91, 100.1).acquire("client-3", 92, 100.2).
+		release("client-1", 120, 121).release("client-2", 122, 123).release("client-3", 124, 125).
+		acquire("client-1", 290, 300).acquire("client-2", 291, 301).
+		release("client-1", 320, 321).release("client-2", 322, 323).
+		acquire("client-3", 400, 401).end(500)
+	v := Check(h.build(), Options{})
+	if n := len(v.MutualExclusion.Windows); n != 4 {
+		t.Fatalf("%d pair windows, want 4", n)
+	}
+	if n := overlapEpisodes(v.MutualExclusion); n != 2 {
+		t.Fatalf("%d episodes, want 2", n)
+	}
+	if s := strings.Join(Sentences(v), "\n"); !strings.Contains(s, "Double ownership began 2 times in 6 acquisitions: 333.3 per 1,000 acquisitions.") {
+		t.Errorf("sentences lack the rate:\n%s", s)
+	}
+}

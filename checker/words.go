@@ -12,6 +12,9 @@ import (
 func Sentences(v Verdict) []string {
 	var out []string
 	out = append(out, overlapSentences(v.MutualExclusion)...)
+	if s := overlapRateSentence(v); s != "" {
+		out = append(out, s)
+	}
 	names := make([]string, 0, len(v.Registers))
 	for n := range v.Registers {
 		names = append(names, n)

@@ -25,6 +25,9 @@ func ValueOf(l Lock) string {
 // random 20 bytes, new for each acquisition.
 func (l *setNxPx) Value() string { return l.value }
 
+// get-then-set: the random value of its last SET, new for each acquisition.
+func (l *getThenSet) Value() string { return l.value }
+
 // setnx-expire: SETNX of a random value (then EXPIRE), new for each acquisition.
 func (l *setnxExpire) Value() string { return l.value }
 
