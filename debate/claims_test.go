@@ -34,7 +34,7 @@ type definedClaim struct {
 	NotTested bool
 }
 
-var claimHeading = regexp.MustCompile(`^### ([KAM][0-9]+)$`)
+var claimHeading = regexp.MustCompile(`^### ([KAMP][0-9]+)$`)
 
 func readClaims(t *testing.T) (text string, claims []definedClaim) {
 	t.Helper()

@@ -107,6 +107,19 @@ type Design struct {
 	FailureModes []string // how it is known to fail
 	Scenarios    []string // scenario files that show it
 	New          func(Env) (Lock, error)
+
+	// Blocking says how one acquire attempt waits for a held lock, when it does (a blocking
+	// lock: a pub/sub message, a ZooKeeper watch); empty for a try-lock, whose attempt answers
+	// at once and whose waiting is the worker's retries after a backoff.
+	Blocking string
+}
+
+// WaitsBy says in a few words how the workload waits for the lock with this design.
+func (d Design) WaitsBy() string {
+	if d.Blocking == "" {
+		return "polls (try-lock, the worker retries after its backoff)"
+	}
+	return "blocks: " + d.Blocking
 }
 
 // HasToken reports whether the design hands out fencing tokens.

@@ -45,14 +45,15 @@ func init() {
 		Nodes:     1,
 		Expires:   true,
 		Reentrant: true,
-		Points:    nil, // none of its own: the workload's points suffice
+		Points:    []string{BeforeWait},
+		Blocking:  "on the lock's unlock channel (pub/sub), or until the holder's remaining lease has passed",
 		Protects:  "crashed holders (the lease expires), holds longer than the lease (the watchdog renews), releasing another client's lock (owner field), re-entry by the holder",
 		FailureModes: []string{
 			"a pause longer than what is left of the lease freezes the watchdog too: the key expires, another client takes the lock, the paused holder resumes and writes (K2, K3, A1)",
 			"the watchdog finds the field gone and stops renewing silently: the holder is never told it lost the lock",
 			"no fencing token: the resource cannot reject the late writer",
 		},
-		Scenarios: []string{"no-faults-redisson", "short-pause-redisson", "debate/k2-redisson", "debate/k3-redisson"},
+		Scenarios: []string{"no-faults-redisson", "fairness-redisson", "paused-waiter-redisson", "short-pause-redisson", "debate/k2-redisson", "debate/k3-redisson"},
 		New:       func(env Env) (Lock, error) { return newHashLock(env, false), nil },
 	})
 }
@@ -90,6 +91,10 @@ if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   return 1
 end
 return 0`)
+
+// BeforeWait is the program point where an acquire found the lock held and is about to wait for
+// its turn (redis-fair: it has just joined the queue, or kept its place in it).
+const BeforeWait = "before-wait"
 
 // unlockMessage is what Redisson publishes on release (LockPubSub.UNLOCK_MESSAGE).
 const unlockMessage = "0"
@@ -130,6 +135,7 @@ func (l *hashLock) Acquire(ctx context.Context) (*int64, error) {
 	if err != nil || pttl < 0 {
 		return token, err
 	}
+	l.env.Point(BeforeWait)
 	sub, err := l.subscribe(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w (and could not wait for its release: %v)", ErrBusy, err)

@@ -21,7 +21,8 @@ func init() {
 		Nodes:     1,
 		Expires:   true,
 		Reentrant: true,
-		Points:    nil, // none of its own
+		Points:    []string{BeforeWait},
+		Blocking:  "as redisson: on the lock's unlock channel, or until the holder's remaining lease has passed",
 		Protects:  "what redisson protects, and late accesses by a holder that lost the lock, at a resource that checks tokens (K5)",
 		FailureModes: []string{
 			"a pause longer than what is left of the lease freezes the watchdog: double ownership (K2, A1); only a token-checking resource stays correct",
