@@ -21,14 +21,17 @@ func newListCommand() *cobra.Command {
 			out := cmd.OutOrStdout()
 			verbose, _ := cmd.Flags().GetBool("verbose")
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "LOCK\tSERVICE\tNODES\tEXPIRES\tFENCING TOKEN\tSOURCE\tSUMMARY")
+			fmt.Fprintln(tw, "LOCK\tSERVICE\tNODES\tEXPIRES\tWAITS\tFENCING TOKEN\tSOURCE\tSUMMARY")
 			for _, d := range locks.All() {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t%s\t%s\t%s\n", d.Name, d.ServiceName(), d.Nodes, d.Expires, d.Token, d.Source, d.Summary)
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t%s\t%s\t%s\t%s\n", d.Name, d.ServiceName(), d.Nodes, d.Expires, waitsWord(d), d.Token, d.Source, d.Summary)
 			}
 			tw.Flush()
+			fmt.Fprintln(out, "\nWAITS: how the workload waits for a held lock. blocks: one acquire attempt waits for the release itself "+
+				"(a message, a watch) until its time is up (4 × workload.timeout, at most acquire_timeout); polls: a try-lock, "+
+				"the worker tries again after backoff_min..backoff_max.")
 			if verbose {
 				for _, d := range locks.All() {
-					fmt.Fprintf(out, "\n%s\n  protects against: %s\n  fails when:\n", d.Name, d.Protects)
+					fmt.Fprintf(out, "\n%s\n  protects against: %s\n  waits: %s\n  fails when:\n", d.Name, d.Protects, d.WaitsBy())
 					for _, f := range d.FailureModes {
 						fmt.Fprintf(out, "    - %s\n", f)
 					}
@@ -42,6 +45,15 @@ func newListCommand() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// waitsWord is the list's WAITS column: whether one acquire attempt of the workload blocks until
+// the lock is free (a message, a watch) or is a try whose waiting is the worker's retries.
+func waitsWord(d locks.Design) string {
+	if d.Blocking != "" {
+		return "blocks"
+	}
+	return "polls"
 }
 
 func newFaultsCommand() *cobra.Command {

@@ -54,6 +54,12 @@ func TestCommandLine(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "set-nx-px") || !strings.Contains(out, "setnx-del") || !strings.Contains(out, "INCR") {
 			t.Fatalf("exit %d:\n%s", code, out)
 		}
+		// Whether the workload blocks or polls, per design.
+		for _, want := range []string{"WAITS", "waits: blocks: on the lock's unlock channel", "waits: polls (try-lock"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("list -v lacks %q:\n%s", want, out)
+			}
+		}
 	})
 
 	t.Run("a bad scenario is a harness error naming file, line and field", func(t *testing.T) {
