@@ -94,6 +94,8 @@ type pageFields struct {
 	FaultKinds                    []faultKind
 	Timeline, Latency, Throughput template.HTML
 	Registers                     []registerRow
+	Fairness                      []fairnessRow // fairness.go
+	FairnessTotal                 string
 	Files                         []string
 	ScenarioText                  string
 	CSS                           template.CSS
@@ -166,6 +168,7 @@ func pageData(r *run) (*pageFields, error) {
 			}
 		}
 	}
+	d.Fairness, d.FairnessTotal = fairnessRows(v.Fairness), fairnessTotal(v.Fairness)
 	seen := map[string]bool{}
 	for _, f := range r.faults {
 		if !seen[f.Kind] {

@@ -26,7 +26,8 @@ func TestWriteDrawsUnknownFaultKindsAndStaysSelfContained(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := string(raw)
-	for _, want := range []string{`data-kind="disk-full"`, "disk-full n1", `class="hold"`, `class="acc rejected"`, `id="plot-latency"`, `id="plot-throughput"`, "mutual exclusion held"} {
+	for _, want := range []string{`data-kind="disk-full"`, "disk-full n1", `class="hold"`, `class="acc rejected"`, `id="plot-latency"`, `id="plot-throughput"`, "mutual exclusion held",
+		`<section id="fairness">`, "0 of 1 acquisitions overtook someone", "Fairness: no acquisition overtook"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
 		}
