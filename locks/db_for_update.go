@@ -26,6 +26,7 @@ func init() {
 		Expires:  false,
 		Service:  MariaDB,
 		Points:   []string{BeforeLockStatement},
+		Blocking: "SELECT ... FOR UPDATE waits in the server for the row lock (InnoDB grants it in arrival order)",
 		Protects: "a holder that dies: the server ends its session and rolls its transaction back",
 		FailureModes: []string{
 			"a holder paused past the server's idle limit loses its session, and the lock, without being told: double ownership (the database K2)",

@@ -66,6 +66,8 @@ func init() {
 		Nodes:   3,
 		Expires: true,
 		Service: Etcd,
+		// Mutex.Lock waits for the keys ahead of its own to go (a watch).
+		Blocking: "Mutex.Lock watches the key ahead of its own until it is deleted (keys are served in revision order)",
 		Protects: "crashed or cut-off holders (the key goes with the lease), herd effects (a waiter watches only the key ahead of it), " +
 			"leader changes (a new leader extends every lease), a waiter whose own session expired while it waited (Lock checks its key before returning)",
 	}

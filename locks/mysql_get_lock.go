@@ -26,6 +26,7 @@ func init() {
 		Reentrant: true,
 		Service:   MariaDB,
 		Points:    []string{BeforeLockStatement},
+		Blocking:  "GET_LOCK(name, timeout) waits in the server until the lock is free or the timeout passes",
 		Protects:  "a holder that dies: the server ends its session and frees the lock",
 		FailureModes: []string{
 			"a holder paused past wait_timeout loses its session, and the lock, without being told: double ownership (the database K2)",
