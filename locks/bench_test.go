@@ -57,6 +57,11 @@ func BenchmarkLockCycle(b *testing.B) {
 		}
 		for _, clients := range []int{1, 8} {
 			b.Run(fmt.Sprintf("design=%s/clients=%d", d.Name, clients), func(b *testing.B) {
+				if d.Name == "get-then-set" && clients > 1 {
+					// Contended, it lets two clients in (its failure mode, race-get-then-set) and a
+					// release then finds another's value: there is no cycle to time.
+					b.Skip("get-then-set is not a lock under contention")
+				}
 				benchCycles(b, s, d, clients)
 			})
 		}
