@@ -20,7 +20,7 @@ package locks
 // left of the attempt's context, passed to every script of the attempt as Redisson does; the
 // waiter subscribes to its own channel and tries again on a message or after the answered time;
 // an attempt that runs out of time leaves the queue (Redisson's acquireFailed), taking its wait
-// time off the timeouts of those behind it. This follows Redisson's current scripts: a waiter
+// time off the timeouts of those behind it; so does, here, one whose script call failed. This follows Redisson's current scripts: a waiter
 // already in the queue is told the lock's PTTL (at least 0), not its own timeout (older
 // versions), and a head that has not timed out is never dropped while the lock is free (a
 // change tried in 2020 and reverted).
@@ -188,8 +188,12 @@ func (l *fairLock) Acquire(ctx context.Context) (*int64, error) {
 	}
 	waitMS := max(wait.Milliseconds(), 1)
 	ttl, err := l.try(ctx, waitMS)
-	if err != nil || ttl < 0 {
+	if err != nil {
+		l.leave(waitMS) // best effort: an unknown outcome should not keep a place in line
 		return nil, err
+	}
+	if ttl < 0 {
+		return nil, nil
 	}
 	l.env.Point(BeforeWait)
 	sub, err := l.subscribe(ctx)
@@ -200,6 +204,9 @@ func (l *fairLock) Acquire(ctx context.Context) (*int64, error) {
 	defer sub.close()
 	for {
 		if ttl, err = l.try(ctx, waitMS); err != nil || ttl < 0 {
+			if err != nil {
+				l.leave(waitMS) // best effort: an unknown outcome should not keep a place in line
+			}
 			return nil, err
 		}
 		pause := max(ttl, time.Millisecond) // 0 (the lock is free, another is at the head): try again soon
