@@ -23,6 +23,23 @@ expect:
 `
 }
 
+func TestEveryAdapterScenarioLoads(t *testing.T) {
+	files, _ := filepath.Glob("byol/*.yaml")
+	if len(files) < 9 {
+		t.Fatalf("expected K2, K3 and a control for each of three adapters, found %v", files)
+	}
+	for _, f := range files {
+		s, err := Load(f)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if s.Name+".yaml" != filepath.Base(f) {
+			t.Errorf("%s: name %q does not match the file name", f, s.Name)
+		}
+	}
+}
+
 func TestInlineExternalDesign(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.yaml")
@@ -140,5 +157,9 @@ func TestCheckProgram(t *testing.T) {
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: want %q, got %v", c.lock, c.want, err)
 		}
+	}
+	s, _ := Load("byol/k2-redis-py.yaml")
+	if err := s.CheckProgram(); err != nil {
+		t.Errorf("a registered adapter has no program to check: %v", err)
 	}
 }
