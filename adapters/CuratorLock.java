@@ -38,18 +38,18 @@ public class CuratorLock {
 
   CuratorLock(JsonNode init) throws Exception {
     int timeout = Math.max(init.get("timeout_ms").asInt(), 100);
-    int ttl = init.get("ttl_ms").asInt();
+    int session = init.get("ttl_ms").asInt() > 0 ? init.get("ttl_ms").asInt() : 10000;
     client = CuratorFrameworkFactory.builder()
         .connectString(String.join(",", json.convertValue(init.get("nodes"), String[].class)))
-        .sessionTimeoutMs(ttl > 0 ? ttl : 10000)
-        .connectionTimeoutMs(4 * timeout)
+        .sessionTimeoutMs(session)
+        .connectionTimeoutMs(Math.min(4 * timeout, session)) // Curator wants it within the session
         .retryPolicy(new RetryNTimes(2, 50)) // retry an operation a little, never for long
         .build();
     client.getConnectionStateListenable().addListener((c, s) -> {
       state = s; // on Curator's event thread: just remember
       if (s == ConnectionState.LOST) lost = true;
-      // The time is CLOCK_MONOTONIC, as in lockcheck's history.
-      System.err.println("connection state " + s + " at t=" + System.nanoTime());
+      // A change, in the client's log; the time is CLOCK_MONOTONIC, as in lockcheck's history.
+      if (s != ConnectionState.CONNECTED) System.err.println("connection state " + s + " at t=" + System.nanoTime());
     });
     client.start();
     if (!client.blockUntilConnected(15, TimeUnit.SECONDS)) throw new Exception("no connection to ZooKeeper");

@@ -55,3 +55,22 @@ func TestUnknownAdapter(t *testing.T) {
 		t.Fatalf("want the adapters listed, got %v", err)
 	}
 }
+
+// docs/LOCK-PROTOCOL.md shows the example adapter as it is in adapters/example_lock.py (which
+// runner/byol_test.go runs).
+func TestProtocolDocShowsTheExampleAdapter(t *testing.T) {
+	doc, err := os.ReadFile("../docs/LOCK-PROTOCOL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile("example_lock.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "```python\n"+string(example)+"```\n") {
+		t.Fatal("docs/LOCK-PROTOCOL.md does not show adapters/example_lock.py as it is")
+	}
+	if n := strings.Count(string(example), "\n"); n > 32 {
+		t.Fatalf("the example adapter has grown to %d lines", n)
+	}
+}

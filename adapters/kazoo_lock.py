@@ -23,6 +23,7 @@ class KazooLock:
     def __init__(self, init):
         self.state = None
         self.lost = False
+        self.lock = None
         self.zk = KazooClient(
             hosts=",".join(init["nodes"]),
             timeout=init["ttl_ms"] / 1000 or 10,  # the session timeout
@@ -38,8 +39,8 @@ class KazooLock:
         self.state = state
         if state == KazooState.LOST:
             self.lost = True
-        # The time is CLOCK_MONOTONIC, as in lockcheck's history.
-        print("connection state %s at t=%d" % (state, time.monotonic_ns()), file=sys.stderr)
+        if self.lock is not None:  # a change, in the client's log; CLOCK_MONOTONIC as in the history
+            print("connection state %s at t=%d" % (state, time.monotonic_ns()), file=sys.stderr)
 
     def acquire(self, req):
         self.lost = False

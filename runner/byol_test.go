@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,43 +42,67 @@ func TestAdapterScenariosReachTheirExpectedVerdicts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res := runMatching(t, sc)
+			o, marker := byolOptions(t)
+			res := runMatching(t, sc, o)
 			if !res.Matches {
 				t.Fatalf("verdict does not match expect in two runs: %v\n%s\nrun folder: %s", res.Mismatches, res.Verdict.Summary, res.Dir)
 			}
 			assertRunFolder(t, sc, res.Dir)
-			assertNothingLeft(t, res.Dir)
+			assertNothingLeft(t, res.Dir, marker)
 		})
 	}
 }
 
 // runMatching runs sc, and once more if the first run missed its expect (verdicts rest on real
 // timing; the first miss stays in the log).
-func runMatching(t *testing.T, sc *scenarios.Scenario) *Result {
+func runMatching(t *testing.T, sc *scenarios.Scenario, o Options) *Result {
 	t.Helper()
-	res, err := Run(context.Background(), sc, testOptions(t))
+	res, err := Run(context.Background(), sc, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.Matches {
 		t.Logf("first run missed its expect (re-running once): %v\n%s", res.Mismatches, res.Verdict.Summary)
-		if res, err = Run(context.Background(), sc, testOptions(t)); err != nil {
+		if res, err = Run(context.Background(), sc, o); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return res
 }
 
-// assertNothingLeft checks that no process of the run is still alive: servers (whose command
-// lines name the run folder) and lock programs (the test's adapters).
-func assertNothingLeft(t *testing.T, dir string) {
+// byolOptions are testOptions with a marker in the workers' environment, which their lock
+// programs inherit: how assertNothingLeft finds this test's programs and nobody else's.
+func byolOptions(t *testing.T) (Options, string) {
+	marker := fmt.Sprintf("LOCKCHECK_BYOL_TEST=%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
+	o := testOptions(t)
+	o.WorkerEnv = append(o.WorkerEnv, marker)
+	return o, marker
+}
+
+// assertNothingLeft checks that no process of the run is still alive: servers (their command
+// lines name the run folder), workers and lock programs (their environment holds the marker).
+func assertNothingLeft(t *testing.T, dir, marker string) {
 	t.Helper()
-	for _, s := range []string{dir, "redis_py_lock.py", "kazoo_lock.py", "CuratorLock", "byol-test-adapter"} {
-		if pids := proc.Mentioning(s); len(pids) > 0 {
-			time.Sleep(time.Second) // kills are sent; give the reapers a moment
-			if pids := proc.Mentioning(s); len(pids) > 0 {
-				t.Errorf("processes mentioning %s still running after the run: %v", s, pids)
+	left := func() []int {
+		pids := proc.Mentioning(dir)
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+			if err != nil || !strings.Contains(string(env), marker+"\x00") {
+				continue
 			}
+			if pid, err := strconv.Atoi(e.Name()); err == nil {
+				if st, err := proc.StateOf(pid); err == nil && st != 'Z' {
+					pids = append(pids, pid)
+				}
+			}
+		}
+		return pids
+	}
+	if len(left()) > 0 {
+		time.Sleep(time.Second) // kills are sent; give the reapers a moment
+		if pids := left(); len(pids) > 0 {
+			t.Errorf("processes of the run still running after it: %v", pids)
 		}
 	}
 }
@@ -115,11 +140,12 @@ func TestBrokenAdapterIsFlaggedByTheSameScenarios(t *testing.T) {
 			sc := withLock(t, "../scenarios/byol/"+name+".yaml", name+"-release-without-owner-check",
 				fmt.Sprintf("{command: [/usr/bin/python3, %s], service: redis, nodes: 1, token: none}", broken))
 			for run := 1; ; run++ {
-				res, err := Run(context.Background(), sc, testOptions(t))
+				o, marker := byolOptions(t)
+				res, err := Run(context.Background(), sc, o)
 				if err != nil {
 					t.Fatal(err)
 				}
-				assertNothingLeft(t, res.Dir)
+				assertNothingLeft(t, res.Dir, marker)
 				flagged := false
 				for _, m := range res.Mismatches {
 					flagged = flagged || m.Field == "overlaps_only_with"
@@ -134,6 +160,23 @@ func TestBrokenAdapterIsFlaggedByTheSameScenarios(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The protocol document's example adapter (SET NX PX, an INCR token, compare-and-delete, in
+// Python) reaches the verdict lockcheck's own set-nx-px reaches on K2.
+func TestExampleAdapterReachesSetNxPxVerdictOnK2(t *testing.T) {
+	example, err := filepath.Abs("../adapters/example_lock.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := withLock(t, "../scenarios/debate/k2-set-nx-px.yaml", "k2-example-adapter",
+		fmt.Sprintf("{command: [/usr/bin/python3, %s], service: redis, nodes: 1, token: INCR at acquire}", example))
+	o, marker := byolOptions(t)
+	res := runMatching(t, sc, o)
+	if !res.Matches {
+		t.Fatalf("the example adapter misses set-nx-px's K2 verdict in two runs: %v\n%s\nrun folder: %s", res.Mismatches, res.Verdict.Summary, res.Dir)
+	}
+	assertNothingLeft(t, res.Dir, marker)
 }
 
 // adapterScript writes a Python lock program that answers init and then misbehaves as told.
@@ -178,7 +221,8 @@ func TestMisbehavingAdapterEndsTheRunWithAClearError(t *testing.T) {
 			path := adapterScript(t, c.init, c.acquire)
 			sc := withLock(t, "../scenarios/byol/no-faults-redis-py.yaml", "misbehaving-"+c.name,
 				fmt.Sprintf("{command: [/usr/bin/python3, %s], token: none}", path))
-			res, err := Run(context.Background(), sc, testOptions(t))
+			o, marker := byolOptions(t)
+			res, err := Run(context.Background(), sc, o)
 			if err == nil {
 				t.Fatalf("a misbehaving adapter's run reported no error (verdict %s)", res.Verdict.Summary)
 			}
@@ -190,7 +234,7 @@ func TestMisbehavingAdapterEndsTheRunWithAClearError(t *testing.T) {
 					t.Errorf("error %q does not say %q", err, w)
 				}
 			}
-			assertNothingLeft(t, res.Dir)
+			assertNothingLeft(t, res.Dir, marker)
 		})
 	}
 }
