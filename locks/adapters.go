@@ -24,6 +24,7 @@ func init() {
 			"while paused past its TTL the holder still believes it holds (K2): double ownership, though owned() then stops the write",
 		},
 		Scenarios: []string{"byol/no-faults-redis-py", "byol/k2-redis-py", "byol/k3-redis-py"},
+		External:  true,
 		New:       adapterLock("redis-py"),
 	})
 	Register(Design{
@@ -41,6 +42,7 @@ func init() {
 			"release of a lock whose session expired reports success (the node is gone either way)",
 		},
 		Scenarios: []string{"byol/no-faults-kazoo", "byol/k2-kazoo", "byol/k3-kazoo"},
+		External:  true,
 		New:       adapterLock("kazoo"),
 	})
 	Register(Design{
@@ -58,6 +60,7 @@ func init() {
 			"release of a lock whose session expired reports success (the node is gone either way)",
 		},
 		Scenarios: []string{"byol/no-faults-curator", "byol/k2-curator", "byol/k3-curator"},
+		External:  true,
 		New:       adapterLock("curator"),
 	})
 }

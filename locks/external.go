@@ -59,7 +59,8 @@ func ExternalDesign(p Program) Design {
 		FailureModes: []string{
 			"unknown until checked: run it under the K2 and K3 scenarios",
 		},
-		Program: &p,
+		External: true,
+		Program:  &p,
 		New: func(env Env) (Lock, error) {
 			return StartProgram(p.Name, p.Command, p.Dir, nil, env)
 		},

@@ -107,6 +107,9 @@ type Design struct {
 	FailureModes []string // how it is known to fail
 	Scenarios    []string // scenario files that show it
 	New          func(Env) (Lock, error)
+	// External: the design runs as a program of its own through the lock-client protocol
+	// (external.go), which does not follow Redis Sentinel.
+	External bool
 	// Program is set for an external design a scenario defines (inline or in a design file):
 	// the worker, which cannot find such a design in its registry, gets it in its config and
 	// builds the design with ExternalDesign.

@@ -177,6 +177,9 @@ func (s *Scenario) validate() []*Error {
 	if w.Readers > s.Clients {
 		bad("workload.readers", "%d readers but only %d clients", w.Readers, s.Clients)
 	}
+	if err == nil && s.Replicas > 0 && design.External {
+		bad("replicas", "%s runs as a program of its own (the lock-client protocol), which does not follow Redis Sentinel", s.Lock)
+	}
 	if err == nil && w.Reentrant && !design.Reentrant {
 		bad("workload.reentrant", "%s is not reentrant", s.Lock)
 	}
