@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,14 +30,16 @@ type Worker struct {
 	ready  chan struct{} // closed when the worker says Ready
 	closed chan struct{} // closed when its stdout closes
 	whyMu  sync.Mutex
-	why    string // the Error of its Broken note
+	why    string     // the Error of its Broken note
+	stderr *lastLines // the end of its log, for a worker that dies without a note
 }
 
 // Spawn starts `command...` as a worker with cfg. Its stderr (logs) goes to stderr.
 func Spawn(command []string, env []string, cfg Config, stderr io.Writer) (*Worker, error) {
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Env = env
-	cmd.Stderr = stderr
+	last := &lastLines{}
+	cmd.Stderr = io.MultiWriter(stderr, last)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -51,7 +54,7 @@ func Spawn(command []string, env []string, cfg Config, stderr io.Writer) (*Worke
 	}
 	events := make(chan history.Event, 256)
 	w := &Worker{Name: cfg.Client, proc: p, stdin: stdin, Events: events,
-		ready: make(chan struct{}), closed: make(chan struct{})}
+		ready: make(chan struct{}), closed: make(chan struct{}), stderr: last}
 	go func() {
 		defer close(events)
 		defer close(w.closed)
@@ -94,7 +97,11 @@ func (w *Worker) WaitReady(ctx context.Context) error {
 		if why := w.BrokenReason(); why != "" {
 			return fmt.Errorf("%s: %s", w.Name, why)
 		}
-		return fmt.Errorf("%s: the worker exited before its lock client was ready (see its log)", w.Name)
+		select { // its log is complete once it is reaped
+		case <-w.proc.Exited():
+		case <-time.After(2 * time.Second):
+		}
+		return fmt.Errorf("%s: the worker exited before its lock client was ready; its log ends: %s", w.Name, w.stderr.String())
 	case <-ctx.Done():
 		return fmt.Errorf("%s: lock client not ready: %w", w.Name, ctx.Err())
 	}
@@ -126,4 +133,28 @@ func (w *Worker) send(line []byte) error {
 	defer w.mu.Unlock()
 	_, err := w.stdin.Write(line)
 	return err
+}
+
+// lastLines keeps the end of what is written to it (a worker's log).
+type lastLines struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const lastLinesMax = 2048
+
+func (l *lastLines) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, b...)
+	if over := len(l.buf) - lastLinesMax; over > 0 {
+		l.buf = l.buf[over:]
+	}
+	return len(b), nil
+}
+
+func (l *lastLines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.TrimSpace(string(l.buf))
 }
