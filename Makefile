@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/lockcheck
 PKGS    := ./...
 
-.PHONY: all deps build run test tidy-check flakes vet repeat debate debate-repeat jepsen-etcd matrix bench soak images clean
+.PHONY: all deps build run test tidy-check flakes vet repeat debate debate-repeat jepsen-etcd matrix bench soak byol images clean
 
 # Whether a Docker daemon answers: then `make test` builds the docker provider's images and its
 # tests must run (LOCKCHECK_REQUIRE_DOCKER=1); without one they say so in one line each.
@@ -68,6 +68,14 @@ jepsen-etcd: deps build
 	rm -rf results/jepsen-etcd
 	./$(BIN) debate --scenarios scenarios/jepsen --seeds 8 --results results/jepsen-etcd --out results/JEPSEN-ETCD.md --repeatability ""
 	@for d in results/jepsen-etcd/*/2*/; do echo "$$d"; ./$(BIN) check "$$d" | grep -E '^(register|unfenced|fenced)' || true; done
+
+# Bring your own lock: every adapter scenario (scenarios/byol/: K2, K3 and a control for redis-py,
+# kazoo and Curator, each library run as it is through the lock-client protocol), about 2 minutes.
+# make test runs one K2 and the control per adapter.
+byol: deps build
+	@fail=0; for s in scenarios/byol/*.yaml; do \
+	  out=$$(./$(BIN) run $$s 2>&1) || fail=1; echo "$$out" | grep -E '^(scenario |verdict |lockcheck:)'; \
+	done; exit $$fail
 
 # Every lock under every generic fault (~15 minutes); writes results/matrix/latest/matrix.{md,json,html}.
 matrix: deps build

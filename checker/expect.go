@@ -3,16 +3,24 @@ package checker
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
+	"time"
 )
 
 // Expect is a scenario's `expect:` block: what the run must show for the scenario to pass (a CI
 // gate). Unset fields are not checked.
 type Expect struct {
-	MutualExclusion string                    `yaml:"mutual_exclusion" json:"mutual_exclusion,omitempty"` // "holds", "violated" or ""
-	Registers       map[string]RegisterExpect `yaml:"registers" json:"registers,omitempty"`
-	Liveness        *LivenessExpect           `yaml:"liveness" json:"liveness,omitempty"`
-	Fairness        *FairnessExpect           `yaml:"fairness" json:"fairness,omitempty"` // fairness_expect.go
+	MutualExclusion string `yaml:"mutual_exclusion" json:"mutual_exclusion,omitempty"` // "holds", "violated" or ""
+	// OverlapsOnlyWith: every window of double ownership must involve one of these clients
+	// (the ones a fault froze or cut off). A lease cannot help overlapping with a frozen holder
+	// (K2); an overlap between two clients no fault touched is the lock's own doing, e.g. a
+	// release that deletes another client's lock.
+	OverlapsOnlyWith []string                  `yaml:"overlaps_only_with" json:"overlaps_only_with,omitempty"`
+	Registers        map[string]RegisterExpect `yaml:"registers" json:"registers,omitempty"`
+	Liveness         *LivenessExpect           `yaml:"liveness" json:"liveness,omitempty"`
+	Fairness         *FairnessExpect           `yaml:"fairness" json:"fairness,omitempty"` // fairness_expect.go
 }
 
 // RegisterExpect is what one register must show.
@@ -64,6 +72,9 @@ func (e Expect) Validate() error {
 			errs = append(errs, fmt.Errorf("expect.registers.%s: linearizable and lost_updates cannot be checked on a register expected not applicable", name))
 		}
 	}
+	if len(e.OverlapsOnlyWith) > 0 && e.MutualExclusion == holds {
+		errs = append(errs, errors.New("expect.overlaps_only_with: mutual_exclusion holds leaves no overlap to restrict"))
+	}
 	if l := e.Liveness; l != nil && l.MinAcquisitions != nil && *l.MinAcquisitions < 0 {
 		errs = append(errs, fmt.Errorf("expect.liveness.min_acquisitions: %d is negative", *l.MinAcquisitions))
 	}
@@ -91,6 +102,20 @@ func (e Expect) Match(v Verdict) []Mismatch {
 		}
 		if got != e.MutualExclusion {
 			miss("mutual_exclusion", e.MutualExclusion, got)
+		}
+	}
+	if len(e.OverlapsOnlyWith) > 0 {
+		var others []Overlap
+		for _, w := range v.MutualExclusion.Windows {
+			if !slices.Contains(e.OverlapsOnlyWith, w.Clients[0]) && !slices.Contains(e.OverlapsOnlyWith, w.Clients[1]) {
+				others = append(others, w)
+			}
+		}
+		if len(others) > 0 {
+			w := others[0]
+			miss("overlaps_only_with", "every overlap to involve "+strings.Join(e.OverlapsOnlyWith, " or "),
+				fmt.Sprintf("%d overlap(s) without them (first: %s and %s, %s at %s)", len(others),
+					w.Clients[0], w.Clients[1], w.Length.Round(time.Millisecond), w.Offset.Round(time.Millisecond)))
 		}
 	}
 	for _, name := range sortedNames(e.Registers) {

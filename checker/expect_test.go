@@ -157,3 +157,27 @@ func TestUnknownLinearizabilityFailsAnExpectationEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// overlaps_only_with passes overlaps with the named (frozen) client and flags one between two
+// others: the difference between a lease overrun (K2) and a lock that frees another's hold.
+func TestOverlapsOnlyWithFlagsOverlapsBetweenOtherClients(t *testing.T) {
+	e := Expect{MutualExclusion: "violated", OverlapsOnlyWith: []string{"client-1"}}
+	if err := e.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	withPaused := Overlap{Clients: [2]string{"client-1", "client-3"}, Length: 400 * time.Millisecond}
+	between := Overlap{Clients: [2]string{"client-2", "client-3"}, Length: 12 * time.Millisecond, Offset: 2100 * time.Millisecond}
+	v := Verdict{MutualExclusion: MutualExclusion{Holds: false, Windows: []Overlap{withPaused}}}
+	if m := e.Match(v); len(m) != 0 {
+		t.Fatalf("an overlap with the paused client was flagged: %v", m)
+	}
+	v.MutualExclusion.Windows = append(v.MutualExclusion.Windows, between)
+	m := e.Match(v)
+	if len(m) != 1 || m[0].Field != "overlaps_only_with" || !strings.Contains(m[0].Got, "client-2 and client-3, 12ms at 2.1s") {
+		t.Fatalf("want one mismatch naming client-2 and client-3, got %v", m)
+	}
+	bad := Expect{MutualExclusion: "holds", OverlapsOnlyWith: []string{"client-1"}}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "expect.overlaps_only_with") {
+		t.Fatalf("overlaps_only_with with holds: want an error naming the field, got %v", err)
+	}
+}

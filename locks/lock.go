@@ -112,6 +112,13 @@ type Design struct {
 	// lock: a pub/sub message, a ZooKeeper watch); empty for a try-lock, whose attempt answers
 	// at once and whose waiting is the worker's retries after a backoff.
 	Blocking string
+	// External: the design runs as a program of its own through the lock-client protocol
+	// (external.go), which does not follow Redis Sentinel.
+	External bool
+	// Program is set for an external design a scenario defines (inline or in a design file):
+	// the worker, which cannot find such a design in its registry, gets it in its config and
+	// builds the design with ExternalDesign.
+	Program *Program
 }
 
 // WaitsBy says in a few words how the workload waits for the lock with this design.

@@ -155,8 +155,9 @@ func TestRegistryScenariosExist(t *testing.T) {
 	}
 	files, _ := filepath.Glob(filepath.Join("..", "scenarios", "*.yaml"))
 	debate, _ := filepath.Glob(filepath.Join("..", "scenarios", "debate", "*.yaml"))
+	byol, _ := filepath.Glob(filepath.Join("..", "scenarios", "byol", "*.yaml"))
 	lockLine := regexp.MustCompile(`(?m)^lock:\s*(\S+)`)
-	for _, f := range append(files, debate...) {
+	for _, f := range append(append(files, debate...), byol...) {
 		src, _ := os.ReadFile(f)
 		m := lockLine.FindSubmatch(src)
 		name, _ := filepath.Rel(filepath.Join("..", "scenarios"), strings.TrimSuffix(f, ".yaml"))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/services"
 )
 
@@ -140,3 +141,18 @@ func scenarioYAML(d locks.Design, f Fault, seed int64) (string, string) {
 }
 
 func cellName(lock, fault string) string { return "matrix-" + lock + "-" + fault }
+
+// Scenario is the matrix's scenario for design d under the named fault (a column), loaded: how a
+// project's own test checks its lock against one of the generic faults (package lockchecktest).
+// It fails with the valid names for an unknown fault, or says why the fault does not apply.
+func Scenario(d locks.Design, fault string, seed int64) (*scenarios.Scenario, error) {
+	f, err := faultNamed(fault)
+	if err != nil {
+		return nil, err
+	}
+	src, na := scenarioYAML(d, f, seed)
+	if na != "" {
+		return nil, fmt.Errorf("%s does not apply to %s: %s", fault, d.Name, na)
+	}
+	return scenarios.Parse(cellName(d.Name, f.Name)+".yaml", []byte(src))
+}

@@ -48,9 +48,15 @@ var ErrInterrupted = errors.New("run interrupted")
 // which it removes at the end.
 func LockKey(dir string) string { return "lockcheck:" + filepath.Base(dir) + ":lock" }
 
+// readyTimeout bounds the start of the clients' lock clients (external programs included).
+const readyTimeout = 90 * time.Second
+
 // Run carries out sc and returns its judged result. A harness failure (servers that do not start)
 // is an error; so is an interruption, which still returns the result judged so far.
 func Run(ctx context.Context, sc *scenarios.Scenario, o Options) (*Result, error) {
+	if err := sc.CheckProgram(); err != nil { // an external lock's program, before anything starts
+		return nil, err
+	}
 	o = o.withDefaults()
 	sc = withDuration(sc, o.Duration)
 	dir, err := newRunDir(o.ResultsDir, sc)
@@ -128,24 +134,33 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return err
 	}
-	note(history.Start, history.Event{Duration: int64(sc.Duration.D())})
 
 	sched := sc.Schedule()
 	workers := make([]*workloads.Worker, 0, len(clients))
 	var finishing sync.Map // client name -> true once we asked it to finish
 	var pumps sync.WaitGroup
+	broken := make(chan string, 1) // the first client whose lock client broke for good
 	nem := nemesis.New(svc.service.Targets(), record)
 	nem.SetNetwork(svc.service)
 	nem.Plan(sched) // before any client can reach a program point
 	defer nem.Heal()
+	abandon := func() { // stop every worker at once and wait for their last events
+		for _, w := range workers {
+			finishing.Store(w.Name, true)
+			_ = w.Process().Kill()
+		}
+		pumps.Wait()
+	}
 	for i, name := range clients {
 		logFile, err := os.Create(filepath.Join(logDir, name+".log"))
 		if err != nil {
+			abandon()
 			return err
 		}
 		defer logFile.Close()
 		w, err := workloads.Spawn(o.Worker, o.WorkerEnv, workerConfig(sc, svc, name, i), logFile)
 		if err != nil {
+			abandon()
 			note(history.End, history.Event{Error: err.Error()})
 			return err
 		}
@@ -157,8 +172,14 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 			defer pumps.Done()
 			for e := range w.Events {
 				record(e)
-				if e.F == workloads.Stopped {
+				switch {
+				case e.F == workloads.Stopped:
 					go atPoint(nem, w, e)
+				case e.F == workloads.Broken && e.Type == history.Note:
+					select {
+					case broken <- fmt.Sprintf("%s: %s", w.Name, e.Error):
+					default:
+					}
 				}
 			}
 			if _, asked := finishing.Load(w.Name); !asked {
@@ -166,15 +187,34 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 			}
 		}()
 	}
+	// Every client's lock is built before the run's clock starts: an external design's program
+	// (a JVM, say) may take seconds to start, and the clients start together.
+	readyCtx, cancelReady := context.WithTimeout(ctx, readyTimeout)
+	defer cancelReady()
+	for _, w := range workers {
+		if err := w.WaitReady(readyCtx); err != nil {
+			abandon()
+			note(history.End, history.Event{Error: err.Error()})
+			return fmt.Errorf("start clients: %w", err)
+		}
+	}
+	note(history.Start, history.Event{Duration: int64(sc.Duration.D())})
 	if err := nem.Start(sched); err != nil {
+		abandon()
 		return err
+	}
+	for _, w := range workers {
+		_ = w.Go()
 	}
 
 	interrupted := false
+	var brokenErr error
 	select {
 	case <-time.After(sc.Duration.D()):
 	case <-ctx.Done():
 		interrupted = true
+	case why := <-broken:
+		brokenErr = fmt.Errorf("a client's lock broke: %s", why)
 	}
 
 	// The final phase: heal everything, then let the clients finish their cycle and release.
@@ -195,12 +235,26 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 		pumps.Wait()
 	}
 
+	if brokenErr == nil { // a lock that broke while finishing makes the run as suspect
+		select {
+		case why := <-broken:
+			brokenErr = fmt.Errorf("a client's lock broke: %s", why)
+		default:
+		}
+	}
+
 	recordResource(ctx, svc.resourceDirect(), record, o.Logger)
 	end := history.Event{}
-	if interrupted {
+	switch {
+	case brokenErr != nil:
+		end.Error = brokenErr.Error()
+	case interrupted:
 		end.Error = ErrInterrupted.Error()
 	}
 	note(history.End, end)
+	if brokenErr != nil {
+		return brokenErr
+	}
 	if interrupted {
 		return ErrInterrupted
 	}
@@ -259,6 +313,8 @@ func workerConfig(sc *scenarios.Scenario, svc *servers, client string, i int) wo
 		Key:       svc.key,
 		TTL:       sc.TTL.D(),
 		Seed:      sc.Seed*1000 + int64(i),
+		External:  sc.Design().Program,
+		AwaitGo:   true,
 		Clock:     workloads.ClockSetting{Offset: sc.Clocks[client].Offset.D(), Rate: sc.Clocks[client].Rate},
 		Workload: workloads.Workload{
 			Hold:           sc.Workload.Hold.D(),

@@ -13,7 +13,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lockcheck/lockcheck/internal/yamlpos"
-	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/resource"
@@ -65,11 +64,14 @@ func Parse(path string, src []byte) (*Scenario, error) {
 		return nil, yamlErrors(path, idx, err)
 	}
 	s.Path, s.Source = path, src
+	errs := s.resolveLock(&root)
 	s.applyDefaults()
-	if errs := s.validate(); len(errs) > 0 {
+	if errs = append(errs, s.validate()...); len(errs) > 0 {
 		for _, e := range errs {
-			e.File = path
-			e.Line = idx.Line(e.Field)
+			if e.File == "" { // not already placed in a design file
+				e.File = path
+				e.Line = idx.Line(e.Field)
+			}
 		}
 		return nil, joinErrors(errs)
 	}
@@ -110,11 +112,8 @@ func joinErrors(errs []*Error) error {
 }
 
 func (s *Scenario) applyDefaults() {
-	if d, err := locks.Get(s.Lock); err == nil {
-		s.design = d
-		if s.Nodes == 0 {
-			s.Nodes = d.Nodes
-		}
+	if s.lockOK && s.Nodes == 0 {
+		s.Nodes = s.design.Nodes
 	}
 	if s.Replicas > 0 && s.Sentinels == 0 {
 		s.Sentinels = 3
@@ -144,12 +143,12 @@ func (s *Scenario) validate() []*Error {
 	if s.Name == "" {
 		bad("name", "missing: give the scenario a name")
 	}
-	design, err := locks.Get(s.Lock)
-	switch {
-	case s.Lock == "":
-		bad("lock", "missing; valid locks: %s", strings.Join(locks.Names(), ", "))
-	case err != nil:
-		bad("lock", "%v", err)
+	// The lock itself was checked by resolveLock; err says whether there is a design to check
+	// the rest against.
+	design := s.design
+	var err error
+	if !s.lockOK {
+		err = errors.New("no lock design")
 	}
 	switch s.Supports {
 	case "", "kleppmann", "antirez", "both", "neither":
@@ -178,6 +177,9 @@ func (s *Scenario) validate() []*Error {
 	if w.Readers > s.Clients {
 		bad("workload.readers", "%d readers but only %d clients", w.Readers, s.Clients)
 	}
+	if err == nil && s.Replicas > 0 && design.External {
+		bad("replicas", "%s runs as a program of its own (the lock-client protocol), which does not follow Redis Sentinel", s.Lock)
+	}
 	if err == nil && w.Reentrant && !design.Reentrant {
 		bad("workload.reentrant", "%s is not reentrant", s.Lock)
 	}
@@ -200,6 +202,11 @@ func (s *Scenario) validate() []*Error {
 				field, msg = "expect", line
 			}
 			bad(field, "%s", msg)
+		}
+	}
+	for i, c := range s.Expect.OverlapsOnlyWith {
+		if !slices.Contains(s.ClientNames(), c) {
+			bad(fmt.Sprintf("expect.overlaps_only_with[%d]", i), "no such client %q; this scenario has: %s", c, strings.Join(s.ClientNames(), ", "))
 		}
 	}
 	for name := range s.Expect.Registers {

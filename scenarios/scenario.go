@@ -30,9 +30,12 @@ type Scenario struct {
 	Claims      []string `yaml:"claims"` // debate claim ids this scenario tests (K2, A8, ...; docs/CLAIMS.md)
 	// Debate scenarios (scenarios/debate/) also say which side of the Kleppmann/antirez debate
 	// the observed verdict supports and, in one sentence, what was observed.
-	Supports string                  `yaml:"supports"` // kleppmann | antirez | both | neither
-	Finding  string                  `yaml:"finding"`
-	Lock     string                  `yaml:"lock"`
+	Supports string `yaml:"supports"` // kleppmann | antirez | both | neither
+	Finding  string `yaml:"finding"`
+	// LockSpec is `lock:` as written: a registered design's name, a design file, or an inline
+	// external design; Lock is the design's name once resolved.
+	LockSpec LockSpec                `yaml:"lock"`
+	Lock     string                  `yaml:"-"`
 	Nodes    int                     `yaml:"nodes"` // lock-service nodes; 0 = what the design needs
 	Clients  int                     `yaml:"clients"`
 	TTL      Duration                `yaml:"ttl"`
@@ -57,6 +60,7 @@ type Scenario struct {
 	Source []byte `yaml:"-"`
 
 	design locks.Design
+	lockOK bool // the lock resolved to a design
 	plan   *services.Plan
 }
 

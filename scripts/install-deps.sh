@@ -2,9 +2,11 @@
 # Installs the Debian packages lockcheck's real servers come from, if they are missing:
 # redis-server, libfaketime (Redis nodes' clocks), zookeeper and a Java runtime, etcd-server (and
 # etcd-client's etcdctl, for looking into a run's cluster by hand); mariadb-server and postgresql
-# (the database locks); chromium, in which the report test opens a run's page; and debootstrap,
-# which makes the docker provider's base image from Debian's packages (`lockcheck images`; Docker
-# itself is not installed here). Uses sudo when not root. Safe to run again: it
+# (the database locks); chromium, in which the report test opens a run's page; debootstrap, which
+# makes the docker provider's base image from Debian's packages (`lockcheck images`; Docker itself
+# is not installed here); and the lock libraries the adapters in adapters/ run as they are
+# (python3-redis, python3-kazoo, libcurator-recipes-java with javac to build its adapter). Uses
+# sudo when not root. Safe to run again: it
 # installs only what is absent. lockcheck never uses the packages' own services: it starts its
 # own servers on free 127.0.0.1 ports.
 set -euo pipefail
@@ -29,6 +31,14 @@ for jar in /usr/share/java/zookeeper.jar /usr/share/java/slf4j-api.jar /usr/shar
     break
   fi
 done
+
+# The adapters' libraries (adapters/): Debian's Python and its python3-* modules, Curator's jars
+# (which bring Guava, Jackson and ZooKeeper's client) and a JDK's javac for the Java adapter.
+[ -x /usr/bin/python3 ] || need+=(python3)
+[ -e /usr/lib/python3/dist-packages/redis/lock.py ] || need+=(python3-redis)
+[ -e /usr/lib/python3/dist-packages/kazoo/recipe/lock.py ] || need+=(python3-kazoo)
+[ -e /usr/share/java/curator-recipes.jar ] || need+=(libcurator-recipes-java)
+command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

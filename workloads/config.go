@@ -30,6 +30,15 @@ var Points = []string{AfterAcquire, BeforeWrite, AfterValidityCheck}
 // Stopped is the note a worker writes just before it stops itself at a program point.
 const Stopped = "stopped"
 
+// Ready is the note a worker writes once its lock client is built (an external design's program
+// started and answered init); Spawn's handle consumes it (it is not history). Broken is the note
+// it writes before exiting when its lock client cannot be built or broke for good (an external
+// program that died or broke the protocol); Error says why.
+const (
+	Ready  = "ready"
+	Broken = "broken"
+)
+
 // Workload shapes each client's loop: acquire → read every register → hold → write → release.
 // A reader of a read/write lock stops after the hold: its section is read-only.
 type Workload struct {
@@ -64,6 +73,12 @@ type Config struct {
 	Clock     ClockSetting    `json:"clock"`
 	Role      string          `json:"role,omitempty"` // "read" or "write" for read/write designs: readers only read
 	Seed      int64           `json:"seed"`
+	// External defines the lock when it is an external design the scenario defined (inline or
+	// in a design file), which the worker's registry does not hold; Lock is then its name.
+	External *locks.Program `json:"external,omitempty"`
+	// AwaitGo makes the worker wait, once Ready, for a "go" command before its first acquire,
+	// so the controller can start every client (and the run's clock) together.
+	AwaitGo bool `json:"await_go,omitempty"`
 }
 
 // ClockSetting is a client clock's offset from real time and its rate (0 or 1: true speed).
@@ -72,15 +87,18 @@ type ClockSetting struct {
 	Rate   float64       `json:"rate"`
 }
 
-// Command is a later line of input: "stop" (finish the current cycle, release, exit) or "clock"
-// (set the client's clock).
+// Command is a later line of input: "go" (start, when the config said AwaitGo), "stop" (finish
+// the current cycle, release, exit) or "clock" (set the client's clock).
 type Command struct {
 	Cmd   string       `json:"cmd"`
 	Clock ClockSetting `json:"clock,omitempty"`
 }
 
-// StopCommand is the line that ends a worker.
-var StopCommand = mustJSON(Command{Cmd: "stop"})
+// StopCommand is the line that ends a worker; GoCommand starts one that awaits it.
+var (
+	StopCommand = mustJSON(Command{Cmd: "stop"})
+	GoCommand   = mustJSON(Command{Cmd: "go"})
+)
 
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)

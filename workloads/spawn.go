@@ -2,10 +2,12 @@ package workloads
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,13 +26,20 @@ type Worker struct {
 	// Events delivers what the worker writes, in order; it is closed when the worker's stdout
 	// closes (it exited or was killed).
 	Events <-chan history.Event
+
+	ready  chan struct{} // closed when the worker says Ready
+	closed chan struct{} // closed when its stdout closes
+	whyMu  sync.Mutex
+	why    string     // the Error of its Broken note
+	stderr *lastLines // the end of its log, for a worker that dies without a note
 }
 
 // Spawn starts `command...` as a worker with cfg. Its stderr (logs) goes to stderr.
 func Spawn(command []string, env []string, cfg Config, stderr io.Writer) (*Worker, error) {
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Env = env
-	cmd.Stderr = stderr
+	last := &lastLines{}
+	cmd.Stderr = io.MultiWriter(stderr, last)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -44,9 +53,12 @@ func Spawn(command []string, env []string, cfg Config, stderr io.Writer) (*Worke
 		return nil, fmt.Errorf("start worker %s: %w", cfg.Client, err)
 	}
 	events := make(chan history.Event, 256)
-	w := &Worker{Name: cfg.Client, proc: p, stdin: stdin, Events: events}
+	w := &Worker{Name: cfg.Client, proc: p, stdin: stdin, Events: events,
+		ready: make(chan struct{}), closed: make(chan struct{}), stderr: last}
 	go func() {
 		defer close(events)
+		defer close(w.closed)
+		readySeen := false
 		lines := bufio.NewScanner(stdout)
 		lines.Buffer(make([]byte, 64*1024), 4*1024*1024)
 		for lines.Scan() {
@@ -54,6 +66,16 @@ func Spawn(command []string, env []string, cfg Config, stderr io.Writer) (*Worke
 			if err := json.Unmarshal(lines.Bytes(), &e); err != nil {
 				// A line cut by SIGKILL mid-write: nothing after it is coming either.
 				continue
+			}
+			if e.Type == history.Note && e.F == Ready && !readySeen {
+				readySeen = true
+				close(w.ready)
+				continue // a handshake, not history
+			}
+			if e.Type == history.Note && e.F == Broken {
+				w.whyMu.Lock()
+				w.why = e.Error
+				w.whyMu.Unlock()
 			}
 			events <- e
 		}
@@ -64,6 +86,36 @@ func Spawn(command []string, env []string, cfg Config, stderr io.Writer) (*Worke
 	}
 	return w, nil
 }
+
+// WaitReady waits until the worker has built its lock client. It fails with the worker's own
+// reason if it could not (its Broken note), or if it exits or ctx ends first.
+func (w *Worker) WaitReady(ctx context.Context) error {
+	select {
+	case <-w.ready:
+		return nil
+	case <-w.closed:
+		if why := w.BrokenReason(); why != "" {
+			return fmt.Errorf("%s: %s", w.Name, why)
+		}
+		select { // its log is complete once it is reaped
+		case <-w.proc.Exited():
+		case <-time.After(2 * time.Second):
+		}
+		return fmt.Errorf("%s: the worker exited before its lock client was ready; its log ends: %s", w.Name, w.stderr.String())
+	case <-ctx.Done():
+		return fmt.Errorf("%s: lock client not ready: %w", w.Name, ctx.Err())
+	}
+}
+
+// BrokenReason is the Error of the worker's Broken note, "" if it wrote none.
+func (w *Worker) BrokenReason() string {
+	w.whyMu.Lock()
+	defer w.whyMu.Unlock()
+	return w.why
+}
+
+// Go starts a worker whose config said AwaitGo.
+func (w *Worker) Go() error { return w.send(GoCommand) }
 
 // Process is the worker's OS process, for the nemesis to pause or kill.
 func (w *Worker) Process() *proc.Process { return w.proc }
@@ -81,4 +133,28 @@ func (w *Worker) send(line []byte) error {
 	defer w.mu.Unlock()
 	_, err := w.stdin.Write(line)
 	return err
+}
+
+// lastLines keeps the end of what is written to it (a worker's log).
+type lastLines struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const lastLinesMax = 2048
+
+func (l *lastLines) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, b...)
+	if over := len(l.buf) - lastLinesMax; over > 0 {
+		l.buf = l.buf[over:]
+	}
+	return len(b), nil
+}
+
+func (l *lastLines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.TrimSpace(string(l.buf))
 }

@@ -18,12 +18,15 @@ import (
 
 	"github.com/lockcheck/lockcheck/clock"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/proc"
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/resource"
 )
 
-// Main is the worker process: it reads its Config from in, runs the loop until told to stop (or
-// in closes, which means the controller is gone), and writes events to out.
+// Main is the worker process: it reads its Config from in, builds its lock client, says it is
+// ready (or, if the client cannot be built, why not: a Broken note), waits for "go" if asked to,
+// runs the loop until told to stop (or in closes, which means the controller is gone), and
+// writes events to out. A lock client that breaks for good ends it with an error.
 func Main(in io.Reader, out io.Writer, logger *slog.Logger) error {
 	lines := bufio.NewScanner(in)
 	if !lines.Scan() {
@@ -35,13 +38,17 @@ func Main(in io.Reader, out io.Writer, logger *slog.Logger) error {
 	}
 	w, err := newWorker(cfg, out, logger)
 	if err != nil {
+		(&worker{cfg: cfg, out: out, log: logger}).emit(history.Event{Type: history.Note, F: Broken, Error: err.Error()})
 		return err
 	}
 	defer w.close()
+	w.emit(history.Event{Type: history.Note, F: Ready})
 	stop, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	start := make(chan struct{})
 	go func() { // later lines are commands; EOF means the controller is gone: stop too
 		defer cancel()
+		started := false
 		for lines.Scan() {
 			var c Command
 			if err := json.Unmarshal(lines.Bytes(), &c); err != nil {
@@ -49,6 +56,11 @@ func Main(in io.Reader, out io.Writer, logger *slog.Logger) error {
 				continue
 			}
 			switch c.Cmd {
+			case "go":
+				if !started {
+					started = true
+					close(start)
+				}
 			case "stop":
 				return
 			case "clock":
@@ -56,8 +68,14 @@ func Main(in io.Reader, out io.Writer, logger *slog.Logger) error {
 			}
 		}
 	}()
-	w.loop(stop)
-	return nil
+	if cfg.AwaitGo {
+		select {
+		case <-start:
+		case <-stop.Done():
+			return nil
+		}
+	}
+	return w.loop(stop)
 }
 
 type worker struct {
@@ -78,7 +96,7 @@ type worker struct {
 }
 
 func newWorker(cfg Config, out io.Writer, logger *slog.Logger) (*worker, error) {
-	design, err := locks.Get(cfg.Lock)
+	design, err := designOf(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +115,14 @@ func newWorker(cfg Config, out io.Writer, logger *slog.Logger) (*worker, error) 
 		return nil, fmt.Errorf("worker %s: build lock %s: %w", cfg.Client, cfg.Lock, err)
 	}
 	return w, nil
+}
+
+// designOf is the config's lock design: the external one it defines, or a registered one.
+func designOf(cfg Config) (locks.Design, error) {
+	if cfg.External != nil {
+		return locks.ExternalDesign(*cfg.External), nil
+	}
+	return locks.Get(cfg.Lock)
 }
 
 func (w *worker) close() {
@@ -138,6 +164,12 @@ func (w *worker) point(name string) {
 	for _, s := range w.cfg.StopAt {
 		if s.Point == name && s.Occurrence == w.passes[name] {
 			w.emit(history.Event{Type: history.Note, F: Stopped, Point: name, Pass: s.Occurrence})
+			// First whatever else runs in our process group (an external design's program and
+			// its threads: a library's heartbeat must not keep a session alive while we stand
+			// still), then ourselves, last, so that nothing of the client runs on.
+			if _, err := proc.StopGroupPeers(); err != nil {
+				w.log.Error("stop the lock program", "point", name, "err", err)
+			}
 			// Directed at this thread, the stop takes effect before the syscall returns, so no
 			// instruction past the point runs; the whole process stops with it.
 			if err := unix.Tgkill(unix.Getpid(), unix.Gettid(), unix.SIGSTOP); err != nil {
@@ -147,10 +179,13 @@ func (w *worker) point(name string) {
 	}
 }
 
-func (w *worker) loop(stop context.Context) {
+func (w *worker) loop(stop context.Context) error {
 	sleep(stop, w.cfg.Workload.StartDelay)
 	for stop.Err() == nil {
 		token, held := w.acquire(stop)
+		if err := w.broken(); err != nil {
+			return err
+		}
 		if !held {
 			continue
 		}
@@ -161,8 +196,27 @@ func (w *worker) loop(stop context.Context) {
 			w.nest(history.Rerelease)
 		}
 		w.release()
+		if err := w.broken(); err != nil {
+			return err
+		}
 		sleep(stop, w.cfg.Workload.Think)
 	}
+	return nil
+}
+
+// broken reports a lock client that failed for good (locks.Breakable: an external program that
+// died or broke the protocol) in a Broken note, and returns why; nil while it works.
+func (w *worker) broken() error {
+	b, ok := w.lock.(locks.Breakable)
+	if !ok {
+		return nil
+	}
+	err := b.Broken()
+	if err != nil {
+		w.emit(history.Event{Type: history.Note, F: Broken, Error: err.Error()})
+		err = fmt.Errorf("worker %s: %w", w.cfg.Client, err)
+	}
+	return err
 }
 
 // acquire retries until it holds the lock, gives up after AcquireTimeout, or is told to stop.

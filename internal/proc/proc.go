@@ -62,6 +62,11 @@ func Start(cmd *exec.Cmd) error {
 	cmd.SysProcAttr.Pgid = 0
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 
+	return fork(cmd)
+}
+
+// fork starts cmd from the dedicated forking thread.
+func fork(cmd *exec.Cmd) error {
 	forkerOnce.Do(func() {
 		forkerCh = make(chan startReq)
 		go forker()
@@ -297,4 +302,48 @@ func Mentioning(s string) []int {
 		}
 	}
 	return out
+}
+
+// StartInGroup starts cmd in the caller's own process group (no Setpgid), with a parent-death
+// signal (SIGKILL), from the dedicated forking thread. It is for a helper that must share the
+// caller's fate: a SIGSTOP or SIGKILL of the caller's group reaches it, and it dies if the caller
+// dies alone. The caller must Wait for it.
+func StartInGroup(cmd *exec.Cmd) error {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = false
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+
+	return fork(cmd)
+}
+
+// StopGroupPeers sends SIGSTOP to every other process in the caller's process group (helpers it
+// started with StartInGroup, and theirs), not to the caller itself: a caller about to stop itself
+// exactly (tgkill of its own thread) stops its helpers first, so that nothing in the group runs
+// on. It returns the pids it stopped.
+func StopGroupPeers() ([]int, error) {
+	self := os.Getpid()
+	pgrp := unix.Getpgrp()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var stopped []int
+	var errs []error
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		if g, err := unix.Getpgid(pid); err != nil || g != pgrp {
+			continue
+		}
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil && !errors.Is(err, syscall.ESRCH) {
+			errs = append(errs, fmt.Errorf("stop %d: %w", pid, err))
+			continue
+		}
+		stopped = append(stopped, pid)
+	}
+	return stopped, errors.Join(errs...)
 }

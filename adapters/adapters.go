@@ -1,0 +1,212 @@
+// Package adapters holds lock adapters: short programs that put a lock library people run, as
+// Debian packages it, behind lockcheck's lock-client protocol (docs/LOCK-PROTOCOL.md), so that
+// lockcheck checks the library itself, unmodified. The programs are the files beside this one;
+// they are built into lockcheck, and Command writes them out (and compiles the Java one) once per
+// version, in the user's cache folder.
+package adapters
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+//go:embed lockproto.py redis_py_lock.py kazoo_lock.py CuratorLock.java
+var sources embed.FS
+
+// Python is Debian's interpreter, which has Debian's python3-* libraries (the python3 first on
+// PATH may be another one without them).
+const Python = "/usr/bin/python3"
+
+// jarDir is where Debian installs Java libraries.
+const jarDir = "/usr/share/java"
+
+// Need is a file or program an adapter needs, and the Debian package that provides it.
+type Need struct {
+	Path    string // an absolute path, or a program looked up in PATH
+	Package string
+}
+
+// adapter is one adapter: its files, what it needs, and its command line once written out.
+type adapter struct {
+	files   []string
+	needs   []Need
+	compile func(dir string) error // nil: nothing to build
+	command func(dir string) []string
+}
+
+// curatorJars are the jars of Curator's InterProcessMutex and what it needs (ZooKeeper's client,
+// Guava, SLF4J with a backend that logs to stderr, Jackson for the protocol's JSON).
+var curatorJars = []string{
+	"curator-recipes.jar", "curator-framework.jar", "curator-client.jar", "zookeeper.jar",
+	"zookeeper-jute.jar", "guava.jar", "slf4j-api.jar", "slf4j-simple.jar",
+	"jackson-databind.jar", "jackson-core.jar", "jackson-annotations.jar",
+}
+
+func curatorClasspath(extra ...string) string {
+	parts := append([]string(nil), extra...)
+	for _, j := range curatorJars {
+		parts = append(parts, filepath.Join(jarDir, j))
+	}
+	return strings.Join(parts, ":")
+}
+
+var registry = map[string]adapter{
+	"redis-py": {
+		files: []string{"lockproto.py", "redis_py_lock.py"},
+		needs: []Need{{Python, "python3"}, {"/usr/lib/python3/dist-packages/redis/lock.py", "python3-redis"}},
+		command: func(dir string) []string {
+			return []string{Python, filepath.Join(dir, "redis_py_lock.py")}
+		},
+	},
+	"kazoo": {
+		files: []string{"lockproto.py", "kazoo_lock.py"},
+		needs: []Need{{Python, "python3"}, {"/usr/lib/python3/dist-packages/kazoo/recipe/lock.py", "python3-kazoo"}},
+		command: func(dir string) []string {
+			return []string{Python, filepath.Join(dir, "kazoo_lock.py")}
+		},
+	},
+	"curator": {
+		files: []string{"CuratorLock.java"},
+		needs: []Need{{"java", "default-jre-headless"}, {"javac", "default-jdk-headless"},
+			{filepath.Join(jarDir, "curator-recipes.jar"), "libcurator-recipes-java"},
+			{filepath.Join(jarDir, "jackson-databind.jar"), "libjackson2-databind-java"}},
+		// Compiled once per version with javac rather than run as source (java File.java):
+		// source launch compiles in every client's JVM at every start, which costs each client
+		// about a second of CPU more while four of them start at once on two cores.
+		compile: func(dir string) error {
+			out, err := exec.Command("javac", "-nowarn", "-d", dir, "-cp", curatorClasspath(),
+				filepath.Join(dir, "CuratorLock.java")).CombinedOutput()
+			if err != nil {
+				return fmt.Errorf("javac CuratorLock.java: %v: %s", err, out)
+			}
+			return nil
+		},
+		command: func(dir string) []string {
+			return []string{"java", "-Xmx64m", "-XX:+UseSerialGC",
+				"-XX:TieredStopAtLevel=1", // C1 only: a faster start
+				"-XX:-UsePerfData",        // no /tmp/hsperfdata_* files left behind by a SIGKILL
+				"-cp", curatorClasspath(dir), "CuratorLock"}
+		},
+	},
+}
+
+// Names lists the adapters.
+func Names() []string {
+	out := make([]string, 0, len(registry))
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Source returns an adapter file's text (the programs are short: users read them).
+func Source(file string) ([]byte, error) { return sources.ReadFile(file) }
+
+// Check reports what this machine lacks for the named adapter, with the Debian packages to
+// install (scripts/install-deps.sh installs them).
+func Check(name string) error {
+	a, ok := registry[name]
+	if !ok {
+		return fmt.Errorf("no adapter %q; adapters: %s", name, strings.Join(Names(), ", "))
+	}
+	var missing, pkgs []string
+	for _, n := range a.needs {
+		var err error
+		if filepath.IsAbs(n.Path) {
+			_, err = os.Stat(n.Path)
+		} else {
+			_, err = exec.LookPath(n.Path)
+		}
+		if err != nil {
+			missing = append(missing, n.Path)
+			pkgs = append(pkgs, n.Package)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the %s adapter needs %s: install the Debian packages %s (scripts/install-deps.sh does)",
+			name, strings.Join(missing, ", "), strings.Join(pkgs, " "))
+	}
+	return nil
+}
+
+// Command returns the command line that runs the named adapter, after writing its files out
+// (and compiling them) if this version has not been yet.
+func Command(name string) ([]string, error) {
+	if err := Check(name); err != nil {
+		return nil, err
+	}
+	a := registry[name]
+	dir, err := materialise(name, a)
+	if err != nil {
+		return nil, fmt.Errorf("adapter %s: %w", name, err)
+	}
+	return a.command(dir), nil
+}
+
+// materialise writes an adapter's files into <cache>/lockcheck/adapters/<name>-<hash> and builds
+// them there, once: a folder is complete when it exists, since it is renamed into place only
+// after it was written and built (several workers may start at once; one rename wins).
+func materialise(name string, a adapter) (string, error) {
+	h := sha256.New()
+	for _, f := range a.files {
+		b, err := sources.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", f, len(b))
+		h.Write(b)
+	}
+	root, err := os.UserCacheDir()
+	if err != nil {
+		root = os.TempDir()
+	}
+	root = filepath.Join(root, "lockcheck", "adapters")
+	dir := filepath.Join(root, name+"-"+hex.EncodeToString(h.Sum(nil))[:12])
+	if _, err := os.Stat(dir); err == nil {
+		return dir, nil
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", err
+	}
+	// One build at a time (every client of a run starts at once): the others wait, then find it.
+	if lock, err := os.OpenFile(filepath.Join(root, name+".lock"), os.O_CREATE|os.O_RDWR, 0o644); err == nil {
+		defer lock.Close()
+		_ = unix.Flock(int(lock.Fd()), unix.LOCK_EX) // released when the file is closed
+		if _, err := os.Stat(dir); err == nil {
+			return dir, nil
+		}
+	}
+	tmp, err := os.MkdirTemp(root, name+".tmp-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp) // gone after the rename; left only if something failed
+	for _, f := range a.files {
+		b, _ := sources.ReadFile(f)
+		if err := os.WriteFile(filepath.Join(tmp, f), b, 0o755); err != nil {
+			return "", err
+		}
+	}
+	if a.compile != nil {
+		if err := a.compile(tmp); err != nil {
+			return "", err
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(dir); serr == nil {
+			return dir, nil // another process was first
+		}
+		return "", err
+	}
+	return dir, nil
+}

@@ -1,0 +1,226 @@
+// Package lockchecktest checks a Go project's own lock in the project's own test suite: register
+// the design (its constructor, fencing token, expiry), pick a scenario (a scenario file, or one
+// of lockcheck's generic faults by name), and run it against real servers — Redis or ZooKeeper
+// started on free local ports, every client a separate process, real pauses — to get the verdict
+// as a value, and as a test error when it is not the one expected.
+//
+// The test binary serves as its own worker process, so the design must be registered in every
+// process: from an init function (or in TestMain before Main), and TestMain must call Main:
+//
+//	func init() { lockchecktest.Register(lockchecktest.Design{Name: "my-lock", New: newMyLock, Expires: true}) }
+//	func TestMain(m *testing.M) { lockchecktest.Main(m) }
+//
+//	func TestMyLockUnderAGCPause(t *testing.T) {
+//		lockchecktest.Run(t, lockchecktest.Check{Lock: "my-lock", Scenario: "pause-after-acquire", Expect: lockchecktest.Safe})
+//	}
+//
+// The machine needs what lockcheck's runs need (redis-server, and zookeeper for ZooKeeper
+// designs: scripts/install-deps.sh in lockcheck's repository installs them).
+package lockchecktest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/locks"
+	"github.com/lockcheck/lockcheck/matrix"
+	"github.com/lockcheck/lockcheck/runner"
+	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+// What a design implements, and the errors it returns (see package locks).
+type (
+	// Lock is one client's handle on the lock: Acquire (one attempt), Release, Close.
+	Lock = locks.Lock
+	// Env is what a design gets to build a client: its name, the lock service's addresses as
+	// this client reaches them (through its own proxies), the key, TTL, a command timeout, the
+	// client's own clock (read time through Env.Now), and Point to mark program points.
+	Env = locks.Env
+	// Expiring is implemented by a lock whose holder knows when its hold ends: the client checks
+	// it before using the lock.
+	Expiring = locks.Expiring
+)
+
+var (
+	// ErrBusy: Acquire certainly did not take the lock (another client holds it).
+	ErrBusy = locks.ErrBusy
+	// ErrNotHeld: Release found the lock no longer this client's.
+	ErrNotHeld = locks.ErrNotHeld
+)
+
+// Services a design may run on.
+const (
+	Redis     = locks.Redis
+	ZooKeeper = locks.ZooKeeper
+)
+
+// Outcome is a verdict in one word.
+type Outcome = checker.Outcome
+
+// The outcomes (checker.Judge): Safe (mutual exclusion held, nothing lost), Rescued (the lock
+// failed but fencing kept the data right), Unsafe, Stuck (safe, but the lock stayed held by a dead
+// client), Inconclusive (nobody ever held the lock).
+const (
+	Safe         = checker.Safe
+	Rescued      = checker.Rescued
+	Unsafe       = checker.Unsafe
+	Stuck        = checker.Stuck
+	Inconclusive = checker.Inconclusive
+)
+
+// Design is a lock design from outside lockcheck.
+type Design struct {
+	Name    string
+	Service string // Redis (default) or ZooKeeper
+	Nodes   int    // lock-service nodes it uses (default 1)
+	// Token says what fencing token Acquire returns ("" or "none": it returns none); with one,
+	// the fenced registers check it.
+	Token string
+	// Expires: the lock is a lease (or a session) that ends by itself after the scenario's TTL.
+	Expires bool
+	New     func(Env) (Lock, error)
+}
+
+// Register makes d available to Check.Lock and to scenario files' `lock:`. Call it in every
+// process of the test binary (an init function); it panics on a repeated name or a missing
+// constructor.
+func Register(d Design) {
+	if d.Nodes == 0 {
+		d.Nodes = 1
+	}
+	locks.Register(locks.Design{
+		Name: d.Name, Summary: "a design registered by a test through lockchecktest", Source: "the project under test",
+		Token: d.Token, Nodes: d.Nodes, Expires: d.Expires, Service: d.Service, New: d.New,
+		FailureModes: []string{"what the checks show"},
+	})
+}
+
+// Main runs the tests, or, when the test binary was started as one of a check's clients, that
+// client. Call it from TestMain.
+func Main(m *testing.M) {
+	workloads.RunIfTestWorker()
+	os.Exit(m.Run())
+}
+
+// Faults are the built-in scenarios' names: lockcheck's generic faults, each scaled to the
+// design's lease. "pause-after-acquire" is Kleppmann's K2 (a GC pause longer than the lease
+// right after acquiring), "pause-before-write" K3 (the pause between check and write), "none"
+// the control.
+func Faults() []string { return matrix.FaultNames() }
+
+// Check is one check of a lock.
+type Check struct {
+	// Lock is the registered design's name. A scenario file names its own lock; Lock must then
+	// be empty or the same.
+	Lock string
+	// Scenario is a scenario file (a path ending in .yaml) or a built-in name (Faults).
+	Scenario string
+	// Expect is the outcome the check must reach; "" checks only a scenario file's own expect
+	// block.
+	Expect Outcome
+	// Seed drives a built-in scenario's random choices (default 1).
+	Seed int64
+	// Results is where run folders go (history, verdict, report.html); default: the test's
+	// temporary folder. Set it to keep them.
+	Results string
+}
+
+// Verdict is a check's result.
+type Verdict struct {
+	Lock     string // the design
+	Scenario string // the scenario's name
+	Outcome  Outcome
+	// Summary is the verdict in one line: overlaps, each register, liveness.
+	Summary string
+	// Mismatches are the scenario file's expect lines the run did not meet.
+	Mismatches []string
+	// Dir is the run folder.
+	Dir string
+	// Detail is the whole verdict (package checker).
+	Detail checker.Verdict
+}
+
+// Run carries out c against real servers and returns the verdict; it reports a test error when
+// the outcome differs from c.Expect (or a scenario file's expect block is not met), and fails the
+// test if the check cannot run at all. Run folders go to the test's temporary folder unless
+// c.Results says where.
+func Run(t testing.TB, c Check) Verdict {
+	t.Helper()
+	if c.Results == "" {
+		c.Results = t.TempDir()
+	}
+	v, err := Verify(context.Background(), c)
+	if err != nil {
+		t.Fatalf("lockchecktest: %v", err)
+	}
+	if c.Expect != "" && v.Outcome != c.Expect {
+		t.Errorf("lockchecktest: %s under %s: %s, want %s: %s\nrun folder: %s", v.Lock, v.Scenario, v.Outcome, c.Expect, v.Summary, v.Dir)
+	}
+	if len(v.Mismatches) > 0 {
+		t.Errorf("lockchecktest: %s: the verdict does not meet the scenario's expect:\n  %s\n%s\nrun folder: %s",
+			v.Scenario, strings.Join(v.Mismatches, "\n  "), v.Summary, v.Dir)
+	}
+	return v
+}
+
+// Verify carries out c and returns its verdict, whatever it is (c.Expect is not consulted); the
+// error is for a check that could not run (an unknown lock or scenario, servers that would not
+// start, a client that broke). Run folders go to c.Results, or to a new temporary folder that is
+// kept (its path is in Verdict.Dir).
+func Verify(ctx context.Context, c Check) (Verdict, error) {
+	sc, err := scenario(c)
+	if err != nil {
+		return Verdict{}, err
+	}
+	if err := runner.CheckMachine(); err != nil {
+		return Verdict{}, err
+	}
+	if c.Results == "" {
+		if c.Results, err = os.MkdirTemp("", "lockcheck-"); err != nil {
+			return Verdict{}, err
+		}
+	}
+	res, err := runner.Run(ctx, sc, runner.Options{ResultsDir: c.Results,
+		Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), workloads.TestWorkerEnv)})
+	if err != nil {
+		return Verdict{}, fmt.Errorf("%s: %w", sc.Name, err)
+	}
+	v := Verdict{Lock: sc.Lock, Scenario: sc.Name, Outcome: checker.Judge(res.Verdict).Outcome,
+		Summary: res.Verdict.Summary, Dir: res.Dir, Detail: res.Verdict}
+	for _, m := range res.Mismatches {
+		v.Mismatches = append(v.Mismatches, m.String())
+	}
+	return v, nil
+}
+
+// scenario loads c's scenario file, or builds the built-in one for its lock.
+func scenario(c Check) (*scenarios.Scenario, error) {
+	if strings.HasSuffix(c.Scenario, ".yaml") || strings.HasSuffix(c.Scenario, ".yml") {
+		sc, err := scenarios.Load(c.Scenario)
+		if err != nil {
+			return nil, err
+		}
+		if c.Lock != "" && c.Lock != sc.Lock {
+			return nil, fmt.Errorf("%s runs lock %s, not %s", c.Scenario, sc.Lock, c.Lock)
+		}
+		return sc, nil
+	}
+	d, err := locks.Get(c.Lock)
+	if err != nil {
+		return nil, fmt.Errorf("check %q: %w (register it with lockchecktest.Register)", c.Scenario, err)
+	}
+	seed := c.Seed
+	if seed == 0 {
+		seed = 1
+	}
+	sc, err := matrix.Scenario(d, c.Scenario, seed)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %q: %w (or give a scenario file, *.yaml)", c.Scenario, err)
+	}
+	return sc, nil
+}

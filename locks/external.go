@@ -1,0 +1,467 @@
+package locks
+
+// external.go: a lock design that is a program of its own, in any language, which the worker
+// starts as its child and talks to over the program's stdin and stdout, one JSON object per line
+// (the lock-client protocol, docs/LOCK-PROTOCOL.md). The worker asks (init, acquire, release,
+// valid, close); the program answers ok, fail or error, with its fencing token and lock value if
+// it has them, and may stop at program points it names. Everything else a run does — resource
+// accesses, history, checking — is the worker's, exactly as for a built-in design.
+//
+// The program runs in the worker's process group with a parent-death signal: the nemesis's
+// SIGSTOP or SIGKILL of a client reaches both, and the program dies if the worker dies alone. A
+// program that exits, answers something that is not the protocol, or does not answer in time is
+// broken for good (ErrBroken): the operation in flight has an unknown outcome, and the worker
+// reports the program's failure, with the line it was sent and its last lines of stderr.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockcheck/lockcheck/internal/proc"
+)
+
+// Program defines an external design: the command that runs it and what the design is. A
+// scenario gives it inline (`lock: {command: [...], service: redis, nodes: 1, token: none}`) or
+// in a design file; the worker gets it in its config.
+type Program struct {
+	Name    string   `json:"name" yaml:"name"` // how reports name the design (default: the program's file name)
+	Summary string   `json:"summary,omitempty" yaml:"summary"`
+	Command []string `json:"command" yaml:"command"`           // the program and its arguments
+	Dir     string   `json:"dir,omitempty" yaml:"dir"`         // its working directory (default: lockcheck's)
+	Service string   `json:"service,omitempty" yaml:"service"` // the kind of lock service (default redis)
+	Nodes   int      `json:"nodes,omitempty" yaml:"nodes"`     // lock nodes it uses (default 1)
+	Token   string   `json:"token,omitempty" yaml:"token"`     // the fencing token it hands out, or "none"
+	Expires *bool    `json:"expires,omitempty" yaml:"expires"` // a lease (needs a ttl); default true
+	Points  []string `json:"points,omitempty" yaml:"points"`   // program points it announces
+}
+
+// ExternalDesign is the design p defines: its New starts the program.
+func ExternalDesign(p Program) Design {
+	d := Design{
+		Name:     p.Name,
+		Summary:  p.Summary,
+		Source:   "external program: " + strings.Join(p.Command, " "),
+		Token:    p.Token,
+		Nodes:    p.Nodes,
+		Expires:  p.Expires == nil || *p.Expires,
+		Service:  p.Service,
+		Points:   p.Points,
+		Protects: "what its program does (an external design: the run tells)",
+		FailureModes: []string{
+			"unknown until checked: run it under the K2 and K3 scenarios",
+		},
+		External: true,
+		Program:  &p,
+		New: func(env Env) (Lock, error) {
+			return StartProgram(p.Name, p.Command, p.Dir, nil, env)
+		},
+	}
+	if d.Token == "" {
+		d.Token = "none"
+	}
+	if d.Nodes == 0 {
+		d.Nodes = 1
+	}
+	if d.Summary == "" {
+		d.Summary = "an external lock program"
+	}
+	return d
+}
+
+// ErrBroken marks a lock program that broke the protocol: it exited, answered something else, or
+// did not answer in time. It is final: every later call fails with it too.
+var ErrBroken = errors.New("lock program broken")
+
+// Breakable is implemented by designs that can fail for good (an external program that died):
+// Broken says why, or nil. The worker stops and reports it rather than go on with a dead client.
+type Breakable interface {
+	Broken() error
+}
+
+// How long a program may take, set as variables so tests can shorten them.
+var (
+	// programStartTimeout bounds the answer to init: a JVM and its library may take seconds to
+	// start on a busy machine.
+	programStartTimeout = 30 * time.Second
+	// programGrace is how long past an operation's deadline a program may still answer. It
+	// starts when the deadline is seen to pass, so a client frozen with its program (SIGSTOP of
+	// the group) gets the whole grace after it resumes.
+	programGrace = 10 * time.Second
+)
+
+// request is one line to the program.
+type request struct {
+	ID        int64  `json:"id,omitempty"`
+	Type      string `json:"type"`
+	TimeoutMS *int64 `json:"timeout_ms,omitempty"`
+}
+
+// initRequest is the first line: everything the program needs to build its client.
+type initRequest struct {
+	ID        int64             `json:"id"`
+	Type      string            `json:"type"`
+	Client    string            `json:"client"`
+	Nodes     []string          `json:"nodes"`
+	Lock      string            `json:"lock"`
+	TTLMS     int64             `json:"ttl_ms"`
+	TimeoutMS int64             `json:"timeout_ms"`
+	Params    map[string]string `json:"params,omitempty"`
+	Role      string            `json:"role,omitempty"`
+}
+
+// reply is one line from the program: an answer (ok, fail, error) or a program point.
+type reply struct {
+	Type      string `json:"type"`
+	InReplyTo *int64 `json:"in_reply_to"`
+	Token     *int64 `json:"token"`
+	Value     string `json:"value"`
+	Error     string `json:"error"`
+	Name      string `json:"name"`  // a point's name
+	Valid     bool   `json:"valid"` // init: the program answers valid requests
+}
+
+// external is one client's handle on its lock program.
+type external struct {
+	env    Env
+	label  string // the design and its command, for messages
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan []byte   // stdout, line by line
+	exit   chan struct{} // closed once the program has exited and been reaped
+	stderr *tailWriter
+
+	waitErr error // set before exit closes
+
+	mu     sync.Mutex // one request at a time
+	id     int64
+	broken error
+	value  string
+}
+
+// externalValid is an external lock whose program answers valid requests.
+type externalValid struct{ *external }
+
+// StartProgram starts command (in dir, with extraEnv added to ours) as env's lock program and
+// sends it init. name is the design's, for messages. The program's stderr goes to ours.
+func StartProgram(name string, command []string, dir string, extraEnv []string, env Env) (Lock, error) {
+	if len(command) == 0 {
+		return nil, fmt.Errorf("lock program of %s: no command", name)
+	}
+	if env.Sentinel != nil {
+		return nil, fmt.Errorf("lock program of %s: external designs do not follow Redis Sentinel", name)
+	}
+	x := &external{
+		env:    env,
+		label:  fmt.Sprintf("%s (%s)", name, strings.Join(command, " ")),
+		lines:  make(chan []byte, 64),
+		exit:   make(chan struct{}),
+		stderr: &tailWriter{w: os.Stderr},
+	}
+	x.cmd = exec.Command(command[0], command[1:]...)
+	x.cmd.Dir = dir
+	x.cmd.Env = append(os.Environ(), extraEnv...)
+	x.cmd.Stderr = x.stderr
+	x.cmd.WaitDelay = 2 * time.Second // a grandchild holding stderr open must not hang Wait
+	stdin, err := x.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := x.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	x.stdin = stdin
+	// In our process group, so a pause or kill of the client reaches it; dies if we die.
+	if err := proc.StartInGroup(x.cmd); err != nil {
+		return nil, fmt.Errorf("lock program %s: start: %w", x.label, err)
+	}
+	go x.read(stdout)
+
+	r, err := x.call(initRequest{Type: "init", Client: env.Client, Nodes: env.Nodes, Lock: env.Key,
+		TTLMS: env.TTL.Milliseconds(), TimeoutMS: env.Timeout.Milliseconds(), Params: env.Params, Role: env.Role},
+		time.Now().Add(programStartTimeout), programGrace)
+	if err == nil && r.Type != "ok" {
+		err = x.fail("answered init with %s: %s", r.Type, r.Error)
+	}
+	if err != nil {
+		x.kill()
+		return nil, err
+	}
+	if r.Valid {
+		return externalValid{x}, nil
+	}
+	return x, nil
+}
+
+// read passes the program's stdout on line by line, then reaps it.
+func (x *external) read(stdout io.Reader) {
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(make([]byte, 64*1024), 1024*1024)
+	for lines.Scan() {
+		x.lines <- append([]byte(nil), lines.Bytes()...)
+	}
+	x.waitErr = x.cmd.Wait()
+	close(x.exit)
+}
+
+// call sends req and waits for its answer until deadline (plus grace), stopping at the program
+// points the program announces meanwhile. Any failure of the program breaks it.
+func (x *external) call(req any, deadline time.Time, grace time.Duration) (reply, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.broken != nil {
+		return reply{}, x.broken
+	}
+	x.id++
+	id := x.id
+	switch r := req.(type) {
+	case request:
+		r.ID = id
+		req = r
+	case initRequest:
+		r.ID = id
+		req = r
+	}
+	line, err := json.Marshal(req)
+	if err != nil {
+		return reply{}, err
+	}
+	if err := x.send(line); err != nil {
+		return reply{}, x.failExited("could not be sent %s (%v)", line, err)
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	late := false
+	for {
+		var got []byte
+		select {
+		case got = <-x.lines:
+		case <-x.exit:
+			select {
+			case got = <-x.lines: // it answered, then exited: the answer counts
+			default:
+				return reply{}, x.failExited("exited while answering %s", line)
+			}
+		case <-timer.C:
+			if !late && grace > 0 {
+				late = true
+				timer.Reset(grace)
+				continue
+			}
+			return reply{}, x.fail("did not answer %s within its timeout and %s more", line, grace)
+		}
+		var r reply
+		if err := json.Unmarshal(got, &r); err != nil {
+			return reply{}, x.fail("answered %q to %s: not a JSON object (write logs to stderr, never to stdout)", got, line)
+		}
+		switch r.Type {
+		case "point":
+			if r.Name == "" {
+				return reply{}, x.fail("announced a point without a name (%q) while answering %s", got, line)
+			}
+			x.env.Point(r.Name) // may stop the whole client here, program included
+			if err := x.send([]byte(`{"type":"continue"}`)); err != nil {
+				return reply{}, x.failExited("could not be told to continue after point %s (%v)", r.Name, err)
+			}
+		case "ok", "fail", "error":
+			if r.InReplyTo == nil || *r.InReplyTo != id {
+				return reply{}, x.fail("answered %q to %s: in_reply_to must be %d", got, line, id)
+			}
+			return r, nil
+		default:
+			return reply{}, x.fail("answered %q to %s: type must be ok, fail, error or point", got, line)
+		}
+	}
+}
+
+func (x *external) send(line []byte) error {
+	_, err := x.stdin.Write(append(line, '\n'))
+	return err
+}
+
+// fail breaks the program for good, with what went wrong and its last lines of stderr, and
+// kills it. x.mu is held.
+func (x *external) fail(format string, a ...any) error {
+	msg := fmt.Sprintf(format, a...)
+	if tail := x.stderr.Tail(); tail != "" {
+		msg += "; its last stderr lines: " + tail
+	}
+	x.broken = fmt.Errorf("%w: %s %s", ErrBroken, x.label, msg)
+	x.kill()
+	return x.broken
+}
+
+// failExited is fail for a program that is gone (or going): it waits briefly for the exit
+// status, which says more than a broken pipe.
+func (x *external) failExited(format string, a ...any) error {
+	select {
+	case <-x.exit:
+	case <-time.After(time.Second):
+	}
+	select {
+	case <-x.exit:
+		status := "exit status 0"
+		if x.waitErr != nil {
+			status = x.waitErr.Error()
+		}
+		return x.fail(format+" (it exited: %s)", append(a, status)...)
+	default:
+		return x.fail(format, a...)
+	}
+}
+
+// kill ends the program (only it: the rest of the group is the worker's).
+func (x *external) kill() {
+	select {
+	case <-x.exit:
+	default:
+		_ = x.cmd.Process.Kill()
+	}
+}
+
+// op runs one request bounded by ctx (or a few command timeouts when ctx has no deadline).
+func (x *external) op(ctx context.Context, typ string) (reply, error) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(4 * x.env.Timeout)
+	}
+	ms := max(time.Until(deadline).Milliseconds(), 1)
+	return x.call(request{Type: typ, TimeoutMS: &ms}, deadline, programGrace)
+}
+
+func (x *external) Acquire(ctx context.Context) (*int64, error) {
+	r, err := x.op(ctx, "acquire")
+	switch {
+	case err != nil:
+		return nil, err
+	case r.Type == "ok":
+		x.value = r.Value
+		return r.Token, nil
+	case r.Type == "fail":
+		return nil, fmt.Errorf("%w (%s)", ErrBusy, orNothing(r.Error))
+	default:
+		return nil, fmt.Errorf("lock program: acquire: %s", orNothing(r.Error))
+	}
+}
+
+func (x *external) Release(ctx context.Context) error {
+	r, err := x.op(ctx, "release")
+	switch {
+	case err != nil:
+		return err
+	case r.Type == "ok":
+		return nil
+	case r.Type == "fail":
+		return fmt.Errorf("%w (%s)", ErrNotHeld, orNothing(r.Error))
+	default:
+		return fmt.Errorf("lock program: release: %s", orNothing(r.Error))
+	}
+}
+
+// ValidUntil asks the program whether it still believes it holds the lock: the zero time (no
+// known end) if so; otherwise, or if it cannot tell, a time long past, so the worker does not
+// write.
+func (e externalValid) ValidUntil() time.Time {
+	r, err := e.op(context.Background(), "valid")
+	if err == nil && r.Type == "ok" {
+		return time.Time{}
+	}
+	// Said in the client's log: the history records only that the client stopped believing.
+	why := orNothing(r.Error)
+	if err != nil {
+		why = err.Error()
+	}
+	fmt.Fprintf(e.stderr.w, "lockcheck: %s: valid: %s: %s\n", e.label, r.Type, why)
+	return time.Unix(0, 1)
+}
+
+// Value is the lock value the program gave with its last acquire ("" if none).
+func (x *external) Value() string { return x.value }
+
+// Broken says why the program broke, or nil.
+func (x *external) Broken() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.broken
+}
+
+// Close asks the program to close, closes its stdin, and kills it if it has not exited soon
+// after.
+func (x *external) Close() error {
+	x.mu.Lock()
+	broken := x.broken
+	x.mu.Unlock()
+	if broken == nil {
+		_, _ = x.call(request{Type: "close"}, time.Now().Add(time.Second), 0)
+	}
+	_ = x.stdin.Close()
+	select {
+	case <-x.exit:
+	case <-time.After(2 * time.Second):
+		x.kill()
+		<-x.exit
+	}
+	return nil
+}
+
+func orNothing(s string) string {
+	if s == "" {
+		return "no reason given"
+	}
+	return s
+}
+
+// tailWriter passes the program's stderr on and keeps its last lines for error messages.
+type tailWriter struct {
+	w io.Writer
+
+	mu      sync.Mutex
+	partial []byte
+	last    []string
+}
+
+const tailLines = 5
+
+func (t *tailWriter) Write(b []byte) (int, error) {
+	_, _ = t.w.Write(b)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.partial = append(t.partial, b...)
+	for {
+		i := strings.IndexByte(string(t.partial), '\n')
+		if i < 0 {
+			break
+		}
+		if line := strings.TrimSpace(string(t.partial[:i])); line != "" {
+			if len(line) > 300 {
+				line = line[:300] + "…"
+			}
+			t.last = append(t.last, line)
+			if len(t.last) > tailLines {
+				t.last = t.last[1:]
+			}
+		}
+		t.partial = t.partial[i+1:]
+	}
+	return len(b), nil
+}
+
+// Tail is the last few lines written, joined by " | ".
+func (t *tailWriter) Tail() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	last := t.last
+	if p := strings.TrimSpace(string(t.partial)); p != "" {
+		last = append(append([]string(nil), last...), p)
+	}
+	return strings.Join(last, " | ")
+}

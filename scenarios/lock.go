@@ -1,0 +1,347 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/lockcheck/lockcheck/internal/yamlpos"
+	"github.com/lockcheck/lockcheck/locks"
+	"github.com/lockcheck/lockcheck/services"
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+// LockSpec is a scenario's `lock:` as written: the name of a registered design, a design file
+// (a path ending in .yaml or .yml, relative to the scenario), or an external design given inline
+// (`{command: [python3, adapters/redis_py_lock.py], service: redis, nodes: 1, token: none}`).
+type LockSpec struct {
+	Name   string
+	File   string
+	Inline *locks.Program
+
+	problems []lockProblem // found while decoding; reported with the scenario's other errors
+}
+
+// lockProblem is a problem with one field of `lock:` ("" for lock itself).
+type lockProblem struct{ field, msg string }
+
+// UnmarshalYAML takes a scalar (a name or a design file) or a mapping (an inline design). It
+// never fails: problems are kept and reported by field (resolveLock), so each names its line.
+func (l *LockSpec) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if isDesignFile(n.Value) {
+			l.File = n.Value
+		} else {
+			l.Name = n.Value
+		}
+	case yaml.MappingNode:
+		var p locks.Program
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i].Value
+			if !slices.Contains(programFields(), k) {
+				l.problems = append(l.problems, lockProblem{k, "unknown field; an external design takes: " + strings.Join(programFields(), ", ")})
+				continue
+			}
+			// One field at a time, so a wrong value is reported at its own field.
+			pair := &yaml.Node{Kind: yaml.MappingNode, Content: n.Content[i : i+2]}
+			if err := pair.Decode(&p); err != nil {
+				l.problems = append(l.problems, lockProblem{k, yamlMessage(err)})
+			}
+		}
+		l.Inline = &p
+	default:
+		l.problems = append(l.problems, lockProblem{"", "give a design's name, a design file (.yaml) or an inline design {command: [...], ...}"})
+	}
+	return nil
+}
+
+// yamlMessage is a decoding error without yaml's "line N:" prefixes.
+func yamlMessage(err error) string {
+	var msgs []string
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		for _, m := range te.Errors {
+			if g := lineRE.FindStringSubmatch(m); g != nil {
+				m = g[2]
+			}
+			msgs = append(msgs, m)
+		}
+		return strings.Join(msgs, "; ")
+	}
+	return err.Error()
+}
+
+func isDesignFile(s string) bool {
+	return strings.HasSuffix(s, ".yaml") || strings.HasSuffix(s, ".yml")
+}
+
+// programFields are the fields an external design takes (locks.Program's yaml names).
+func programFields() []string {
+	var out []string
+	t := reflect.TypeOf(locks.Program{})
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		out = append(out, name)
+	}
+	return out
+}
+
+// resolveLock finds the scenario's design: registered, from a design file, or inline. Problems
+// with a design file are placed in that file (File and Line set); the others in the scenario.
+func (s *Scenario) resolveLock(root *yaml.Node) []*Error {
+	var errs []*Error
+	bad := func(field, format string, a ...any) {
+		errs = append(errs, &Error{Field: field, Msg: fmt.Sprintf(format, a...)})
+	}
+	l := s.LockSpec
+	for _, p := range l.problems {
+		field := "lock"
+		if p.field != "" {
+			field += "." + p.field
+		}
+		bad(field, "%s", p.msg)
+	}
+	switch {
+	case len(l.problems) > 0:
+	case l.Inline != nil:
+		p := *l.Inline
+		if checkProgram(&p, s.baseDir(), func(field, format string, a ...any) { bad("lock."+field, format, a...) }) {
+			s.setDesign(locks.ExternalDesign(p))
+		}
+	case l.File != "":
+		p, ferrs := loadDesignFile(filepath.Join(s.baseDir(), l.File), l.File)
+		if len(ferrs) > 0 {
+			return ferrs
+		}
+		s.setDesign(locks.ExternalDesign(*p))
+		s.Source = inlineDesignFile(s.Source, root, *p)
+	case l.Name == "":
+		bad("lock", "missing: a design's name (valid locks: %s), a design file (.yaml) or an inline design {command: [...], ...}", strings.Join(locks.Names(), ", "))
+	default:
+		d, err := locks.Get(l.Name)
+		if err != nil {
+			bad("lock", "%v; or give a design file (.yaml) or an inline design {command: [...], ...}", err)
+		} else {
+			s.setDesign(d)
+		}
+	}
+	return errs
+}
+
+func (s *Scenario) setDesign(d locks.Design) {
+	s.design, s.Lock, s.lockOK = d, d.Name, true
+}
+
+// baseDir is the folder relative paths in the scenario are taken from: its own.
+func (s *Scenario) baseDir() string { return filepath.Dir(s.Path) }
+
+// loadDesignFile reads an external design from a file; errors name that file (shown as shown).
+func loadDesignFile(path, shown string) (*locks.Program, []*Error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, []*Error{{Field: "lock", Msg: fmt.Sprintf("design file: %v", err)}}
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(src, &root); err != nil {
+		return nil, asErrors(yamlErrors(shown, nil, err))
+	}
+	idx := yamlpos.New(&root)
+	var p locks.Program
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	dec.KnownFields(true)
+	if err := dec.Decode(&p); err != nil {
+		return nil, asErrors(yamlErrors(shown, idx, err))
+	}
+	var errs []*Error
+	checkProgram(&p, filepath.Dir(path), func(field, format string, a ...any) {
+		errs = append(errs, &Error{File: shown, Line: idx.Line(field), Field: field, Msg: fmt.Sprintf(format, a...)})
+	})
+	return &p, errs
+}
+
+func asErrors(err error) []*Error {
+	var out []*Error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if se, ok := e.(*Error); ok {
+				out = append(out, se)
+			}
+		}
+	}
+	return out
+}
+
+// checkProgram checks an external design's fields, fills in its defaults and makes its working
+// directory absolute (relative to base, the folder of the file that defines it). It reports
+// whether the design is usable. What the machine must have (the program itself) is checked
+// before a run starts (CheckProgram), not here: a stored run is re-judged anywhere.
+func checkProgram(p *locks.Program, base string, bad func(field, format string, a ...any)) bool {
+	ok := true
+	fail := func(field, format string, a ...any) { ok = false; bad(field, format, a...) }
+	switch {
+	case len(p.Command) == 0:
+		fail("command", "missing: the program to run and its arguments, e.g. [python3, adapters/redis_py_lock.py]")
+	case slices.Contains(p.Command, ""):
+		fail("command", "an empty argument in %q", p.Command)
+	}
+	if p.Name == "" && len(p.Command) > 0 {
+		last := filepath.Base(p.Command[len(p.Command)-1])
+		p.Name = strings.TrimSuffix(last, filepath.Ext(last))
+	}
+	if p.Service == "" {
+		p.Service = locks.Redis
+	} else if _, err := services.Lookup(p.Service); err != nil {
+		fail("service", "%v", err)
+	}
+	if p.Nodes < 0 {
+		fail("nodes", "a design uses at least 1 node, got %d", p.Nodes)
+	}
+	if p.Nodes == 0 {
+		p.Nodes = 1
+	}
+	if p.Token == "" {
+		p.Token = "none"
+	}
+	seen := map[string]bool{}
+	for i, pt := range p.Points {
+		field := fmt.Sprintf("points[%d]", i)
+		switch {
+		case pt == "":
+			fail(field, "a program point needs a name")
+		case slices.Contains(workloads.Points, pt):
+			fail(field, "%s is a point of every design already (%s): name the program's own points", pt, strings.Join(workloads.Points, ", "))
+		case seen[pt]:
+			fail(field, "%s is listed twice", pt)
+		}
+		seen[pt] = true
+	}
+	if p.Dir != "" && !filepath.IsAbs(p.Dir) {
+		if abs, err := filepath.Abs(filepath.Join(base, p.Dir)); err == nil {
+			p.Dir = abs
+		}
+	}
+	return ok
+}
+
+// CheckProgram checks, before a run, that this machine can start the scenario's external lock
+// program: its working directory exists and its command is found. Errors name the field; a
+// design without a program passes.
+func (s *Scenario) CheckProgram() error {
+	p := s.design.Program
+	if p == nil {
+		return nil
+	}
+	field, file := "lock.", s.Path
+	if s.LockSpec.File != "" {
+		field, file = "", filepath.Join(s.baseDir(), s.LockSpec.File)
+	}
+	where := func(f, format string, a ...any) error {
+		return &Error{File: file, Field: field + f, Msg: fmt.Sprintf(format, a...)}
+	}
+	if p.Dir != "" {
+		if st, err := os.Stat(p.Dir); err != nil || !st.IsDir() {
+			return where("dir", "%s is not a folder on this machine", p.Dir)
+		}
+	}
+	prog := p.Command[0]
+	if strings.Contains(prog, "/") {
+		if !filepath.IsAbs(prog) {
+			prog = filepath.Join(p.Dir, prog) // relative to where it runs ("" = here)
+		}
+		if st, err := os.Stat(prog); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			return where("command[0]", "%s is not an executable file on this machine", p.Command[0])
+		}
+		return nil
+	}
+	if _, err := exec.LookPath(prog); err != nil {
+		return where("command[0]", "%q is not found in PATH on this machine", prog)
+	}
+	return nil
+}
+
+// inlineDesignFile returns src with the `lock: file.yaml` value replaced by the design the file
+// holds, as one line of JSON (a flow mapping), so the copy of the scenario a run folder keeps is
+// complete in itself and can be re-judged where the design file is not.
+func inlineDesignFile(src []byte, root *yaml.Node, p locks.Program) []byte {
+	v := lockValueNode(root)
+	if v == nil || v.Kind != yaml.ScalarNode {
+		return src
+	}
+	lines := bytes.SplitAfter(src, []byte("\n"))
+	if v.Line < 1 || v.Line > len(lines) {
+		return src
+	}
+	line := lines[v.Line-1]
+	start := v.Column - 1
+	end := scalarEnd(line, start, v.Style)
+	if start < 0 || end <= start || end > len(line) {
+		return src
+	}
+	j, err := json.Marshal(p)
+	if err != nil {
+		return src
+	}
+	repl := append([]byte(nil), line[:start]...)
+	repl = append(repl, j...)
+	repl = append(repl, fmt.Sprintf("  # from design file %s", v.Value)...)
+	repl = append(repl, line[end:]...)
+	lines[v.Line-1] = repl
+	return bytes.Join(lines, nil)
+}
+
+// lockValueNode is the value of the top-level `lock:` key.
+func lockValueNode(root *yaml.Node) *yaml.Node {
+	if root == nil || root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
+		return nil
+	}
+	m := root.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "lock" {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// scalarEnd is the end of a one-line scalar starting at start, as written (quotes included).
+func scalarEnd(line []byte, start int, style yaml.Style) int {
+	if start >= len(line) {
+		return -1
+	}
+	switch {
+	case style&yaml.DoubleQuotedStyle != 0, style&yaml.SingleQuotedStyle != 0:
+		q := line[start]
+		for i := start + 1; i < len(line); i++ {
+			switch {
+			case q == '"' && line[i] == '\\':
+				i++
+			case q == '\'' && line[i] == '\'' && i+1 < len(line) && line[i+1] == '\'':
+				i++
+			case line[i] == q:
+				return i + 1
+			}
+		}
+		return -1
+	}
+	end := start
+	for end < len(line) && line[end] != '\n' && line[end] != '\r' && !(line[end] == '#' && end > start && (line[end-1] == ' ' || line[end-1] == '\t')) {
+		end++
+	}
+	for end > start && (line[end-1] == ' ' || line[end-1] == '\t') {
+		end--
+	}
+	return end
+}

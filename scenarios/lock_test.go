@@ -1,0 +1,169 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// byolScenario is a scenario whose lock is given as lockLine (a design's name, a design file, or
+// an inline external design).
+func byolScenario(lockLine string) string {
+	return `name: x
+` + lockLine + `
+clients: 2
+ttl: 500ms
+duration: 2s
+nemesis:
+  - {fault: pause, target: client-1, point: after-acquire, for: 1s}
+expect:
+  mutual_exclusion: violated
+  overlaps_only_with: [client-1]
+`
+}
+
+func TestEveryAdapterScenarioLoads(t *testing.T) {
+	files, _ := filepath.Glob("byol/*.yaml")
+	if len(files) < 9 {
+		t.Fatalf("expected K2, K3 and a control for each of three adapters, found %v", files)
+	}
+	for _, f := range files {
+		s, err := Load(f)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if s.Name+".yaml" != filepath.Base(f) {
+			t.Errorf("%s: name %q does not match the file name", f, s.Name)
+		}
+	}
+}
+
+func TestInlineExternalDesign(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.yaml")
+	s, err := Parse(path, []byte(strings.Replace(byolScenario(
+		"lock: {command: [python3, my_lock.py], dir: adapters, service: zookeeper, token: czxid, points: [before-commit]}"),
+		"ttl: 500ms", "ttl: 1s", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := s.Design()
+	p := d.Program
+	switch {
+	case p == nil:
+		t.Fatal("an inline design must carry its program to the worker")
+	case s.Lock != "my_lock" || d.Name != "my_lock":
+		t.Errorf("name %q / %q: want the program's file name", s.Lock, d.Name)
+	case p.Dir != filepath.Join(dir, "adapters"):
+		t.Errorf("dir %q: want it relative to the scenario, made absolute", p.Dir)
+	case d.ServiceName() != "zookeeper" || d.Nodes != 1 || !d.Expires || !d.HasToken():
+		t.Errorf("design %+v: want zookeeper, 1 node, a lease, a token", d)
+	case s.Nodes != 1 || s.NodeNames()[0] != "zk1":
+		t.Errorf("nodes %v: the plan must follow the design's service", s.NodeNames())
+	}
+	// The program's own points may be named in the nemesis; the built-in ones stay valid.
+	src := strings.Replace(byolScenario("lock: {command: [python3, my_lock.py], points: [before-commit]}"),
+		"point: after-acquire", "point: before-commit", 1)
+	if _, err := Parse(path, []byte(src)); err != nil {
+		t.Fatalf("a program's own point: %v", err)
+	}
+}
+
+func TestInlineDesignErrorsNameTheField(t *testing.T) {
+	for _, c := range []struct{ lock, want string }{
+		{"lock: {comand: [python3, a.py]}", "x.yaml:2: lock.comand: unknown field; an external design takes: name, summary, command"},
+		{"lock: {token: none}", "x.yaml:2: lock.command: missing: the program to run"},
+		{"lock: {command: [python3, a.py], service: etcdd}", `x.yaml:2: lock.service: unknown service "etcdd"; valid services:`},
+		{"lock: {command: [python3, a.py], points: [after-acquire]}", "x.yaml:2: lock.points[0]: after-acquire is a point of every design already"},
+		{"lock: {command: [python3, a.py], nodes: many}", "x.yaml:2: lock.nodes: cannot unmarshal"},
+		{"lock: [python3, a.py]", "x.yaml:2: lock: give a design's name, a design file (.yaml) or an inline design"},
+		{"lock: redlok", `x.yaml:2: lock: unknown lock "redlok"; valid locks:`},
+	} {
+		_, err := Parse("x.yaml", []byte(byolScenario(c.lock)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: want an error containing %q, got %v", c.lock, c.want, err)
+		}
+	}
+	src := strings.Replace(byolScenario("lock: redis-py"), "clients: 2", "clients: 2\nreplicas: 1", 1)
+	if _, err := Parse("x.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), "x.yaml:4: replicas: redis-py runs as a program of its own") {
+		t.Errorf("replicas with an adapter: got %v", err)
+	}
+	src = strings.Replace(byolScenario("lock: {command: [python3, a.py]}"), "overlaps_only_with: [client-1]", "overlaps_only_with: [client-9]", 1)
+	if _, err := Parse("x.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), `x.yaml:10: expect.overlaps_only_with[0]: no such client "client-9"`) {
+		t.Errorf("overlaps_only_with of an unknown client: got %v", err)
+	}
+}
+
+// A design file is read relative to the scenario, its errors name its own lines, and the copy of
+// the scenario a run folder keeps holds the design itself, so it can be judged elsewhere.
+func TestDesignFile(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "designs"), 0o755)
+	design := "# my lock\nname: mine\ncommand: [python3, mine.py]\ndir: .\nservice: redis\ntoken: INCR at acquire\n"
+	os.WriteFile(filepath.Join(dir, "designs", "mine.yaml"), []byte(design), 0o644)
+	path := filepath.Join(dir, "x.yaml")
+	s, err := Parse(path, []byte(byolScenario("lock: designs/mine.yaml   # ours")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Lock != "mine" || s.Design().Program.Dir != filepath.Join(dir, "designs") || !s.Design().HasToken() {
+		t.Fatalf("design %+v from the file", s.Design())
+	}
+	if !strings.Contains(string(s.Source), `lock: {"name":"mine","command":["python3","mine.py"],"dir":"`+filepath.Join(dir, "designs")+`"`) ||
+		!strings.Contains(string(s.Source), "# from design file designs/mine.yaml   # ours") {
+		t.Fatalf("the run folder's copy does not hold the design:\n%s", s.Source)
+	}
+	elsewhere := filepath.Join(t.TempDir(), "scenario.yaml")
+	again, err := Parse(elsewhere, s.Source)
+	if err != nil {
+		t.Fatalf("the run folder's copy does not load on its own: %v", err)
+	}
+	if again.Lock != "mine" || again.Design().Program.Dir != s.Design().Program.Dir {
+		t.Fatalf("copy's design %+v, want %+v", again.Design().Program, s.Design().Program)
+	}
+
+	os.WriteFile(filepath.Join(dir, "designs", "bad.yaml"), []byte("name: bad\ncommand: [python3, bad.py]\nnodes: -1\nservise: redis\n"), 0o644)
+	_, err = Parse(path, []byte(byolScenario("lock: designs/bad.yaml")))
+	if err == nil || !strings.Contains(err.Error(), "designs/bad.yaml:4: servise: field servise not found") {
+		t.Fatalf("a misspelt field in a design file: want its file and line, got %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "designs", "bad.yaml"), []byte("name: bad\ncommand: [python3, bad.py]\nnodes: -1\n"), 0o644)
+	_, err = Parse(path, []byte(byolScenario("lock: designs/bad.yaml")))
+	if err == nil || !strings.Contains(err.Error(), "designs/bad.yaml:3: nodes: a design uses at least 1 node") {
+		t.Fatalf("a bad value in a design file: want its file and line, got %v", err)
+	}
+	_, err = Parse(path, []byte(byolScenario("lock: designs/none.yaml")))
+	if err == nil || !strings.Contains(err.Error(), "x.yaml:2: lock: design file:") {
+		t.Fatalf("a missing design file: got %v", err)
+	}
+}
+
+// What the machine must have is checked before a run, not when a stored run is re-judged.
+func TestCheckProgram(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.yaml")
+	for _, c := range []struct{ lock, want string }{
+		{"lock: {command: [sh, a.sh]}", ""},
+		{"lock: {command: [no-such-interpreter, a.py]}", `lock.command[0]: "no-such-interpreter" is not found in PATH on this machine`},
+		{"lock: {command: [./run.sh], dir: gone}", "lock.dir: " + filepath.Join(dir, "gone") + " is not a folder on this machine"},
+		{"lock: {command: [./run.sh]}", "lock.command[0]: ./run.sh is not an executable file on this machine"},
+	} {
+		s, err := Parse(path, []byte(byolScenario(c.lock)))
+		if err != nil {
+			t.Fatalf("%s: %v", c.lock, err)
+		}
+		err = s.CheckProgram()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.lock, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: want %q, got %v", c.lock, c.want, err)
+		}
+	}
+	s, _ := Load("byol/k2-redis-py.yaml")
+	if err := s.CheckProgram(); err != nil {
+		t.Errorf("a registered adapter has no program to check: %v", err)
+	}
+}
