@@ -15,10 +15,12 @@ const (
 	// Safe: mutual exclusion held and the unfenced register (what the lock alone gives) lost
 	// nothing.
 	Safe Outcome = "safe"
-	// Rescued: the lock failed (double ownership, or the unfenced register lost data), but a
-	// register that checks fencing tokens or the lock's value kept the data correct.
+	// Rescued: the unfenced register (the lock alone) lost data, but a register that checks
+	// fencing tokens or the lock's value kept it correct.
 	Rescued Outcome = "rescued"
-	// Unsafe: the lock failed and nothing the design offers kept the data correct.
+	// Unsafe: the lock failed — two clients held it at once, or the unfenced register lost data —
+	// and no register the design can use rescued the data (or none had any to rescue: a double
+	// ownership that lost nothing in this run is unsafe all the same).
 	Unsafe Outcome = "unsafe"
 	// Stuck: safe, but the lock was never freed again while someone wanted it.
 	Stuck Outcome = "stuck"
@@ -38,8 +40,9 @@ type Judgement struct {
 	// data (DataLost).
 	LockFailed bool
 	DataLost   bool
-	// Rescuers are the registers that check tokens (or the lock's value) and stayed correct while
-	// the lock failed; Failed are the registers that lost data or were not linearizable.
+	// Rescuers are the registers that check tokens (or the lock's value) and stayed correct where
+	// the unfenced register lost data; Failed are the registers that lost data or were not
+	// linearizable.
 	Rescuers []string
 	Failed   []string
 }
@@ -67,7 +70,9 @@ func Judge(v Verdict) Judgement {
 		switch {
 		case !r.Intact():
 			j.Failed = append(j.Failed, name)
-		case name != unfencedRegister && j.LockFailed:
+		case name != unfencedRegister && j.DataLost:
+			// Fencing rescued the data only where the lock alone lost it; a double ownership
+			// that happened to lose nothing is still an unsafe lock, not a rescued one.
 			j.Rescuers = append(j.Rescuers, name)
 		}
 	}

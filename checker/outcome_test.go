@@ -31,6 +31,9 @@ func TestJudgeGivesOneOutcomePerVerdict(t *testing.T) {
 			Safe, "", "Safe:"},
 		{"double ownership, nothing lost, no fencing", Verdict{MutualExclusion: overlap, Liveness: live, Registers: map[string]RegisterVerdict{"unfenced": intact()}},
 			Unsafe, "", "two clients believed"},
+		{"double ownership that lost nothing is unsafe, fencing or not", Verdict{MutualExclusion: overlap, Liveness: live,
+			Registers: map[string]RegisterVerdict{"unfenced": intact(), "fenced-rw": intact(), "cas-random": intact()}},
+			Unsafe, "", "two clients believed"},
 		{"double ownership rescued", Verdict{MutualExclusion: overlap, Liveness: live, Registers: map[string]RegisterVerdict{
 			"unfenced": lost(1), "fenced-write": lost(1), "fenced-rw": intact()}}, Rescued, "fenced-rw", "fencing kept the data correct (fenced-rw)"},
 		{"data lost without double ownership", Verdict{MutualExclusion: held, Liveness: live, Registers: map[string]RegisterVerdict{"unfenced": lost(2)}},

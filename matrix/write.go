@@ -123,9 +123,11 @@ func (m *Matrix) Markdown(w io.Writer, base string) {
 		fmt.Fprintf(w, "- %s × %s: **%s** — %s%s\n", c.Lock, c.Fault, c.Label(), c.Detail, folder)
 	}
 	fmt.Fprint(w, "\nStatuses: safe = mutual exclusion held and nothing lost; unsafe = double ownership or the "+
-		"unfenced register lost data, and no register of the design kept it correct; rescued = the lock failed but "+
-		"the named fencing register stayed linearizable with nothing lost; stuck = the lock was never freed again; "+
-		"n/a = the fault does not apply. Reproduce a cell: `lockcheck matrix --locks LOCK --faults FAULT`.\n")
+		"unfenced register lost data, and no register of the design kept it correct (a double ownership that lost "+
+		"nothing in this run is unsafe too); rescued = the unfenced register lost data but the named fencing register "+
+		"stayed linearizable with nothing lost; stuck = the lock was never freed again; inconclusive = the run proves "+
+		"nothing (no acquisition); n/a = the fault does not apply. Reproduce a cell: "+
+		"`lockcheck matrix --locks LOCK --faults FAULT`.\n")
 }
 
 func rel(base, path string) string {

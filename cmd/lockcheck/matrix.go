@@ -23,9 +23,9 @@ func newMatrixCommand() *cobra.Command {
 		Long: `Run every lock design under every generic fault (flags narrow the grid), one ordinary
 scenario run per cell, and write the grid as Markdown, JSON and HTML into
 RESULTS/matrix/<time>/ (RESULTS/matrix/latest points at the newest). Each cell says: safe; unsafe
-(double ownership, lost updates; "no token" when the design has none); rescued (the lock failed
-but the named fencing register kept the data correct); stuck (the lock was never freed again);
-n/a (the fault does not apply). The full grid takes about 15 minutes on 2 cores.
+(double ownership, lost updates; "no token" when the design has none); rescued (the unfenced
+register lost data but the named fencing register kept it correct); stuck (the lock was never
+freed again); inconclusive (no acquisition: the run proves nothing); n/a (the fault does not apply). The full grid takes about 15 minutes on 2 cores.
 
 As a CI gate: --require rescued fails (exit 1) when a cell is neither safe nor rescued;
 --require safe when a cell is not safe. Exit 2: the harness itself failed in some cell.
