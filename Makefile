@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/lockcheck
 PKGS    := ./...
 
-.PHONY: all deps build run test tidy-check flakes vet repeat debate debate-repeat jepsen-etcd matrix bench soak byol images clean
+.PHONY: all deps build run test tidy-check flakes vet repeat debate debate-repeat jepsen-etcd matrix mutants bench hunt-bench soak byol images clean
 
 # Whether a Docker daemon answers: then `make test` builds the docker provider's images and its
 # tests must run (LOCKCHECK_REQUIRE_DOCKER=1); without one they say so in one line each.
@@ -28,6 +28,8 @@ run: deps build
 # few hundred ms); running them side by side on 2 cores only adds scheduling noise.
 test: deps tidy-check $(if $(DOCKER_OK),images)
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags mutants ./locks ./cmd/lockmutants
+	$(GO) test -tags mutants -count=1 ./cmd/lockmutants
 	$(if $(DOCKER_OK),LOCKCHECK_REQUIRE_DOCKER=1) $(GO) test -p 1 -count=1 -timeout 15m $(PKGS)
 
 # The docker provider's container images, built from Debian's packages on this machine (no
@@ -77,17 +79,35 @@ byol: deps build
 	  out=$$(./$(BIN) run $$s 2>&1) || fail=1; echo "$$out" | grep -E '^(scenario |verdict |lockcheck:)'; \
 	done; exit $$fail
 
-# Every lock under every generic fault (~15 minutes); writes results/matrix/latest/matrix.{md,json,html}.
+# Every lock under every column: the generic faults and the columns derived from what each design
+# claims (~30 minutes); writes results/matrix/latest/matrix.{md,json,html}.
 matrix: deps build
 	./$(BIN) matrix
 
-# Benchmarks (issue 8): every figure printed and written to results/BENCH.md, in about 14 minutes
-# on 2 cores (the test suite, which it times, is 8 of them); figure 7 is `lockcheck check` end to
-# end on million-event histories, with peak RSS. BENCHFLAGS passes options to
+# Mutants: each mutant design (a shipped design with one realistic bug, locks/mutants.go, built
+# only with the mutants tag) and its original under every matrix column; prints which columns
+# caught each mutant (its cell worse than the original's) and writes results/MUTANTS.md and
+# results/MUTANTS.json (figure 10 of make bench); exit 1 if a mutant is caught by no column.
+# MUTANTSFLAGS passes options, e.g. MUTANTSFLAGS="--mutants mutant-zk-no-relist --faults waiter-expires".
+mutants: deps
+	$(GO) build -tags mutants -o bin/lockmutants ./cmd/lockmutants
+	./bin/lockmutants $(MUTANTSFLAGS)
+
+# Benchmarks: every figure printed and written to results/BENCH.md, in about 16 minutes on 2 cores
+# (the test suite, which it times, is 10 of them); figure 7 is `lockcheck check` end to end on
+# million-event histories, with peak RSS; figure 9 is random versus hunt (make hunt-bench: all of
+# it); figure 10 is the score of the last make mutants (results/MUTANTS.json). BENCHFLAGS passes options to
 # bin/lockbench, e.g. BENCHFLAGS=--quick (rough figures in a few minutes) or --skip=5.
 bench: deps
 	$(GO) build -o bin/lockbench ./cmd/lockbench
 	./bin/lockbench $(BENCHFLAGS)
+
+# Random versus hunt packages: per design × fault family, how many of 20 seeds find a double
+# ownership within 30 s, and how soon → results/HUNT.md. HUNTFLAGS narrows it, e.g.
+# HUNTFLAGS='--designs set-nx-px --faults pause --seeds 5'.
+hunt-bench: deps
+	$(GO) build -o bin/lockhunt ./cmd/lockhunt
+	./bin/lockhunt $(HUNTFLAGS)
 
 # Figure 8 alone: a 30-minute soak of a random-mixed scenario (lockcheck run --duration 30m), the
 # controller's memory sampled as it runs, then the judging timed. Its figures are kept in

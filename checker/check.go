@@ -55,6 +55,8 @@ func (l *Log) Check(opts Options) Verdict {
 	v.Inconclusive = l.inconclusive(ops, v)
 	acqs, deaths := l.acquireOps(ops)
 	v.Fairness = fairness(acqs, deaths, b)
+	v.Collateral = l.collateral(v.Registers, b.start)
+	v.FaultFree = len(l.nemesis) == 0
 	v.Summary = summarize(v)
 	return v
 }

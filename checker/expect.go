@@ -21,6 +21,8 @@ type Expect struct {
 	Registers        map[string]RegisterExpect `yaml:"registers" json:"registers,omitempty"`
 	Liveness         *LivenessExpect           `yaml:"liveness" json:"liveness,omitempty"`
 	Fairness         *FairnessExpect           `yaml:"fairness" json:"fairness,omitempty"` // fairness_expect.go
+	// Collateral bounds the harm done to legitimate holders (collateral_expect.go).
+	Collateral *CollateralExpect `yaml:"collateral" json:"collateral,omitempty"`
 }
 
 // RegisterExpect is what one register must show.
@@ -79,6 +81,7 @@ func (e Expect) Validate() error {
 		errs = append(errs, fmt.Errorf("expect.liveness.min_acquisitions: %d is negative", *l.MinAcquisitions))
 	}
 	errs = append(errs, e.validateFairness()...)
+	errs = append(errs, e.validateCollateral()...)
 	return errors.Join(errs...)
 }
 
@@ -153,7 +156,8 @@ func (e Expect) Match(v Verdict) []Mismatch {
 			miss("liveness.min_acquisitions", strconv.Itoa(*l.MinAcquisitions), strconv.Itoa(v.Liveness.Acquisitions))
 		}
 	}
-	return append(out, e.matchFairness(v)...)
+	out = append(out, e.matchFairness(v)...)
+	return append(out, e.matchCollateral(v)...)
 }
 
 // Inconclusive says why v proves nothing under these expectations, or "": the checker's own

@@ -181,3 +181,37 @@ func TestOverlapsOnlyWithFlagsOverlapsBetweenOtherClients(t *testing.T) {
 		t.Fatalf("overlaps_only_with with holds: want an error naming the field, got %v", err)
 	}
 }
+
+func TestCollateralExpect(t *testing.T) {
+	var e Expect
+	src := "collateral: {max_failed_releases: 0, max_legit_rejections: 2, min_token_anomalies: 1}\n"
+	if err := yaml.Unmarshal([]byte(src), &e); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	v := Verdict{MutualExclusion: MutualExclusion{Holds: true}, Liveness: Liveness{Acquisitions: 5},
+		Collateral: Collateral{FailedReleases: 1, FailedByClient: map[string]int{"client-2": 1}, LegitRejections: 2}}
+	got := e.Match(v)
+	want := []Mismatch{{"collateral.max_failed_releases", "0", "1 (client-2 1)"}, {"collateral.min_token_anomalies", "1", "0"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("mismatches %v, want %v", got, want)
+	}
+	v.Collateral = Collateral{TokenAnomalies: 2, LowerToken: 2}
+	if got := e.Match(v); len(got) != 0 {
+		t.Errorf("within bounds: %v", got)
+	}
+	for src, wantErr := range map[string]string{
+		"collateral: {max_failed_releases: -1}":                          "expect.collateral.max_failed_releases: -1 is negative",
+		"collateral: {min_legit_rejections: 3, max_legit_rejections: 1}": "expect.collateral.min_legit_rejections: 3 is above max_legit_rejections 1",
+	} {
+		var e Expect
+		if err := yaml.Unmarshal([]byte(src), &e); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Validate(); err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("%s: %v, want %q", src, err, wantErr)
+		}
+	}
+}

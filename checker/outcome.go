@@ -24,14 +24,60 @@ const (
 	Unsafe Outcome = "unsafe"
 	// Stuck: safe, but the lock was never freed again while someone wanted it.
 	Stuck Outcome = "stuck"
+	// Damaged: mutual exclusion held and nothing was lost, but the lock harmed clients that held
+	// it rightfully (Collateral): a release failed, fencing refused them, or tokens came out of
+	// order.
+	Damaged Outcome = "damaged"
 	// Inconclusive: the run proves nothing (Verdict.Inconclusive says why: no client ever held
 	// the lock, the lock service never answered).
 	Inconclusive Outcome = "inconclusive"
 )
 
-// Outcomes lists the outcomes from worst to best: the order a summary of several runs breaks ties
-// in, and the order a gate ranks them.
-var Outcomes = []Outcome{Unsafe, Inconclusive, Stuck, Rescued, Safe}
+// Outcomes lists the outcomes from worst to best, a strict order: the order a summary of several
+// runs breaks ties in, and the order a gate (Meets) ranks them.
+//
+//	safe < damaged < rescued < stuck < inconclusive < unsafe
+//
+// Damaged is better than rescued: the lock kept mutual exclusion and only its side effects hurt,
+// where a rescued lock let two clients in and only fencing kept the data. Stuck is worse than
+// rescued: a lock nobody can ever take again stops the system, where fencing at least keeps a
+// rescued one correct. Inconclusive sits just above unsafe: a run that proves nothing passes no
+// gate that asks for anything better, and it is still not evidence of a failure.
+var Outcomes = []Outcome{Unsafe, Inconclusive, Stuck, Rescued, Damaged, Safe}
+
+// Rank is o's place in the strict order: 0 for safe, one more for each worse outcome; -1 for a
+// word that is not an outcome.
+func Rank(o Outcome) int {
+	for i, x := range Outcomes {
+		if x == o {
+			return len(Outcomes) - 1 - i
+		}
+	}
+	return -1
+}
+
+// AtLeast reports whether o is got or better in the strict order (both must be outcomes).
+func AtLeast(got, want Outcome) bool {
+	g, w := Rank(got), Rank(want)
+	return g >= 0 && w >= 0 && g <= w
+}
+
+// ParseOutcome checks a word against the outcomes; the error lists them, best first.
+func ParseOutcome(s string) (Outcome, error) {
+	if Rank(Outcome(s)) >= 0 {
+		return Outcome(s), nil
+	}
+	return "", fmt.Errorf("%q is not an outcome; valid outcomes, best first: %s", s, OutcomeNames())
+}
+
+// OutcomeNames lists the outcomes best first, comma-separated.
+func OutcomeNames() string {
+	names := make([]string, len(Outcomes))
+	for i, o := range Outcomes {
+		names[len(Outcomes)-1-i] = string(o)
+	}
+	return strings.Join(names, ", ")
+}
 
 // Judgement is a verdict's outcome and what decided it.
 type Judgement struct {
@@ -45,6 +91,9 @@ type Judgement struct {
 	// linearizable.
 	Rescuers []string
 	Failed   []string
+	// NoFault: the lock failed in a run without any fault (Verdict.FaultFree), which fencing
+	// cannot turn into a rescue.
+	NoFault bool
 }
 
 // unfencedRegister is the register that checks nothing: what the lock alone gives.
@@ -76,14 +125,19 @@ func Judge(v Verdict) Judgement {
 			j.Rescuers = append(j.Rescuers, name)
 		}
 	}
+	j.NoFault = j.LockFailed && v.FaultFree
 	switch {
 	case v.Inconclusive != "" && !j.LockFailed:
 		j.Outcome = Inconclusive
 	case !j.LockFailed && v.Liveness.Stuck:
 		j.Outcome = Stuck
+	case !j.LockFailed && v.Collateral.Damaged():
+		j.Outcome = Damaged
 	case !j.LockFailed:
 		j.Outcome = Safe
-	case len(j.Rescuers) > 0:
+	case len(j.Rescuers) > 0 && !j.NoFault:
+		// Fencing rescues a lock from faults. A lock that let two clients in, or lost data,
+		// with no fault at all is unsafe however well the registers did.
 		j.Outcome = Rescued
 	default:
 		j.Outcome = Unsafe
@@ -101,13 +155,24 @@ func Headline(v Verdict) string {
 		return "Safe, but the lock got stuck"
 	case Safe:
 		return "Safe: mutual exclusion held and no update was lost"
+	case Damaged:
+		return "Damaged: mutual exclusion held and no update was lost, but the lock harmed its rightful holders (" +
+			damageWords(v.Collateral) + ")"
 	}
 	s := "Unsafe: the protected data lost updates"
 	if !v.MutualExclusion.Holds {
 		s = "Unsafe: two clients believed they held the lock at the same time"
 	}
-	if j.Outcome == Rescued {
+	switch {
+	case j.Outcome == Rescued:
 		s += "; fencing kept the data correct (" + strings.Join(j.Rescuers, ", ") + ")"
+	case j.NoFault && len(j.Rescuers) > 0:
+		s += ", with no fault at all; fencing kept the data correct (" + strings.Join(j.Rescuers, ", ") + "), but that is no rescue"
+	case j.NoFault:
+		s += ", with no fault at all"
+	}
+	if v.Collateral.Damaged() {
+		s += "; also " + damageWords(v.Collateral)
 	}
 	return s
 }
@@ -141,10 +206,19 @@ func Short(v Verdict) string {
 		default:
 			s += "ok"
 		}
-		if n := r.StaleRejected(); n > 0 {
-			s += fmt.Sprintf(" (%d stale rejected)", n)
+		switch stale, legit := r.StaleRejected(), r.LegitRejected; {
+		case legit > 0 && stale > 0:
+			s += fmt.Sprintf(" (%d stale rejected, %d legitimate rejected)", stale, legit)
+		case legit > 0:
+			s += fmt.Sprintf(" (%d legitimate rejected)", legit)
+		case stale > 0:
+			s += fmt.Sprintf(" (%d stale rejected)", stale)
 		}
 		parts = append(parts, s)
+	}
+	if c := v.Collateral; c.FailedReleases > 0 || c.TokenAnomalies > 0 {
+		parts = append(parts, damageWords(Collateral{FailedReleases: c.FailedReleases, TokenAnomalies: c.TokenAnomalies,
+			SameToken: c.SameToken, LowerToken: c.LowerToken}))
 	}
 	if v.Liveness.Stuck {
 		parts = append(parts, fmt.Sprintf("lock stuck for %s", v.Liveness.StuckFor.Round(100*time.Millisecond)))

@@ -57,3 +57,64 @@ func TestJudgeGivesOneOutcomePerVerdict(t *testing.T) {
 		}
 	}
 }
+
+// Collateral damage makes an otherwise safe run damaged, never a failed one better; a lock that
+// fails with no fault at all is unsafe even when fencing kept the data.
+func TestJudgeDamagedAndFaultFree(t *testing.T) {
+	held := MutualExclusion{Holds: true}
+	overlap := MutualExclusion{Windows: []Overlap{{Clients: [2]string{"client-1", "client-2"}}}}
+	live := Liveness{Acquisitions: 20}
+	ok := map[string]RegisterVerdict{"unfenced": intact(), "fenced-rw": intact()}
+	rescuable := map[string]RegisterVerdict{"unfenced": lost(1), "fenced-rw": intact()}
+	hurt := Collateral{FailedReleases: 2, FailedByClient: map[string]int{"client-1": 2}}
+	cases := []struct {
+		name     string
+		v        Verdict
+		want     Outcome
+		headline string
+	}{
+		{"failed releases", Verdict{MutualExclusion: held, Liveness: live, Registers: ok, Collateral: hurt},
+			Damaged, "Damaged: mutual exclusion held and no update was lost, but the lock harmed its rightful holders (2 failed releases)"},
+		{"token anomaly", Verdict{MutualExclusion: held, Liveness: live, Registers: ok, Collateral: Collateral{TokenAnomalies: 1, SameToken: 1}},
+			Damaged, "1 token anomaly (same token as an earlier holder)"},
+		{"stuck outranks damaged", Verdict{MutualExclusion: held, Liveness: Liveness{Acquisitions: 3, Stuck: true}, Registers: ok, Collateral: hurt},
+			Stuck, "stuck"},
+		{"rescued outranks damaged, and says it", Verdict{MutualExclusion: overlap, Liveness: live, Registers: rescuable, Collateral: hurt},
+			Rescued, "(fenced-rw); also 2 failed releases"},
+		{"no fault: fencing is no rescue", Verdict{MutualExclusion: overlap, Liveness: live, Registers: rescuable, FaultFree: true},
+			Unsafe, "with no fault at all; fencing kept the data correct (fenced-rw), but that is no rescue"},
+		{"no fault and nothing failed", Verdict{MutualExclusion: held, Liveness: live, Registers: ok, FaultFree: true}, Safe, "Safe:"},
+	}
+	for _, c := range cases {
+		if j := Judge(c.v); j.Outcome != c.want {
+			t.Errorf("%s: %s, want %s", c.name, j.Outcome, c.want)
+		}
+		if h := Headline(c.v); !strings.Contains(h, c.headline) {
+			t.Errorf("%s: headline %q, want it to say %q", c.name, h, c.headline)
+		}
+	}
+}
+
+// The strict order: safe < damaged < rescued < stuck < inconclusive < unsafe.
+func TestOutcomeOrder(t *testing.T) {
+	order := []Outcome{Safe, Damaged, Rescued, Stuck, Inconclusive, Unsafe}
+	if got := OutcomeNames(); got != "safe, damaged, rescued, stuck, inconclusive, unsafe" {
+		t.Errorf("OutcomeNames: %q", got)
+	}
+	for i, a := range order {
+		if Rank(a) != i {
+			t.Errorf("Rank(%s) = %d, want %d", a, Rank(a), i)
+		}
+		for j, b := range order {
+			if AtLeast(a, b) != (i <= j) {
+				t.Errorf("AtLeast(%s, %s) = %t, want %t", a, b, AtLeast(a, b), i <= j)
+			}
+		}
+		if AtLeast(a, "n/a") || AtLeast("error", a) {
+			t.Errorf("words outside the order must never meet it (%s)", a)
+		}
+	}
+	if _, err := ParseOutcome("rescue"); err == nil || !strings.Contains(err.Error(), "valid outcomes, best first: safe, damaged, rescued") {
+		t.Errorf("ParseOutcome(rescue): %v", err)
+	}
+}

@@ -15,6 +15,9 @@ func summarize(v Verdict) string {
 			parts = append(parts, registerWords(name, r))
 		}
 	}
+	if v.Collateral.Damaged() {
+		parts = append(parts, "collateral damage: "+damageWords(v.Collateral))
+	}
 	parts = append(parts, livenessWords(v.Liveness))
 	if w := fairnessWords(v.Fairness); w != "" {
 		parts = append(parts, w)
@@ -63,6 +66,9 @@ func registerWords(name string, r RegisterVerdict) string {
 	if n := r.StaleRejected(); n > 0 {
 		facts = append(facts, "rejected "+plural(n, "stale access"))
 	}
+	if n := r.LegitRejected; n > 0 {
+		facts = append(facts, "rejected "+plural(n, "rightful access"))
+	}
 	var lin string
 	switch r.Linearizable {
 	case Yes:
@@ -94,6 +100,9 @@ func plural(n int, noun string) string {
 	}
 	if strings.HasSuffix(noun, "s") {
 		return fmt.Sprintf("%d %ses", n, noun)
+	}
+	if strings.HasSuffix(noun, "y") && !strings.HasSuffix(noun, "ay") && !strings.HasSuffix(noun, "ey") {
+		return fmt.Sprintf("%d %sies", n, noun[:len(noun)-1])
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -32,7 +32,11 @@ func Table(v Verdict, w io.Writer) error {
 				final += fmt.Sprintf(" (%d below the initial %d)", r.FinalBelowInitial, *r.Final+r.FinalBelowInitial)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", name, r.Linearizable, lost, r.AckedIncrements, r.StaleRejected(), final)
+		rejected := strconv.Itoa(r.Rejected())
+		if r.LegitRejected > 0 {
+			rejected += fmt.Sprintf(" (%d rightful)", r.LegitRejected)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", name, r.Linearizable, lost, r.AckedIncrements, rejected, final)
 	}
 	for _, name := range notApplicable {
 		fmt.Fprintf(tw, "%s\tn/a (%s)\n", name, notApplicableWhy(name))
@@ -50,6 +54,11 @@ func Table(v Verdict, w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "\t%d\t%s\t%s\t%s\t%s\t%s\n", l.Acquisitions, failures,
 		Human(l.AcquireLatencyP50), Human(l.AcquireLatencyP99), Human(l.LongestUnavailable), stuck)
+	if c := v.Collateral; c.Damaged() {
+		fmt.Fprintln(tw, "\ncollateral\tfailed releases\trightful accesses refused\ttoken anomalies")
+		fmt.Fprintf(tw, "\t%s\t%s\t%s\n", countByClient(c.FailedReleases, c.FailedByClient),
+			countByClient(c.LegitRejections, c.RejectedByClient), tokenCell(c))
+	}
 	if v.Fairness.Acquisitions > 0 {
 		overtakes, overtaking, worst := fairnessCells(v.Fairness)
 		fmt.Fprintln(tw, "\nfairness\tovertakes\tovertaking acquisitions\tworst wait")
@@ -72,4 +81,24 @@ func mutualExclusionCell(m MutualExclusion) string {
 		return "holds"
 	}
 	return "VIOLATED: " + mutualExclusionWords(m)
+}
+
+// countByClient is a count with its clients: "3 (client-1 2, client-2 1)".
+func countByClient(n int, by map[string]int) string {
+	if n == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (%s)", n, perClient(by))
+}
+
+func tokenCell(c Collateral) string {
+	switch {
+	case c.TokenAnomalies == 0:
+		return "0"
+	case c.SameToken > 0 && c.LowerToken > 0:
+		return fmt.Sprintf("%d (%d same, %d lower)", c.TokenAnomalies, c.SameToken, c.LowerToken)
+	case c.SameToken > 0:
+		return fmt.Sprintf("%d (same token)", c.TokenAnomalies)
+	}
+	return fmt.Sprintf("%d (lower token)", c.TokenAnomalies)
 }

@@ -24,6 +24,13 @@ type Verdict struct {
 	Registers       map[string]RegisterVerdict `json:"registers"`
 	Liveness        Liveness                   `json:"liveness"`
 	Fairness        Fairness                   `json:"fairness"` // first come, first served? (fairness.go)
+	// Collateral is the harm done to legitimate holders: failed releases, fencing that refused
+	// them, tokens out of order (collateral.go).
+	Collateral Collateral `json:"collateral"`
+	// FaultFree: the history records no action of the nemesis at all. A lock that fails in such a
+	// run fails in normal operation, and fencing does not make that a rescue (Judge). Verdicts
+	// written before the field existed read false.
+	FaultFree bool `json:"fault_free,omitempty"`
 	// Inconclusive, when not empty, says why the run proves nothing either way (no client ever
 	// held the lock, the lock service never answered, fewer acquisitions than the scenario asks
 	// for): a clean verdict on such a run is no evidence, and it fails any expect block.
@@ -61,6 +68,9 @@ type RegisterVerdict struct {
 	WritesAccepted int `json:"writes_accepted"`
 	WritesRejected int `json:"writes_rejected"` // refused by fencing: a stale token
 	WritesUnknown  int `json:"writes_unknown"`  // may or may not have landed
+	// LegitRejected counts the rejected reads and writes (above) of clients that held the lock
+	// by every record (Collateral): fencing refusing a rightful holder, not a stale one.
+	LegitRejected int `json:"legit_rejected"`
 
 	AckedIncrements int    `json:"acked_increments"` // = WritesAccepted: increments the clients were told happened
 	Final           *int64 `json:"final"`            // value read after the clients stopped; nil if never read
@@ -86,8 +96,11 @@ type Piece struct {
 	Sections int   `json:"sections"`
 }
 
-// StaleRejected counts accesses fencing refused.
-func (r RegisterVerdict) StaleRejected() int { return r.ReadsRejected + r.WritesRejected }
+// Rejected counts accesses fencing refused.
+func (r RegisterVerdict) Rejected() int { return r.ReadsRejected + r.WritesRejected }
+
+// StaleRejected counts accesses fencing refused that were not those of a legitimate holder.
+func (r RegisterVerdict) StaleRejected() int { return r.Rejected() - r.LegitRejected }
 
 // Liveness says how available the lock was.
 type Liveness struct {

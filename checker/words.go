@@ -23,6 +23,7 @@ func Sentences(v Verdict) []string {
 	for _, n := range names {
 		out = append(out, registerSentence(n, v.Registers[n]))
 	}
+	out = append(out, collateralSentences(v.Collateral)...)
 	out = append(out, livenessSentence(v.Liveness))
 	if s := fairnessSentence(v.Fairness); s != "" {
 		out = append(out, s)
@@ -80,7 +81,11 @@ func registerSentence(name string, r RegisterVerdict) string {
 		facts = append(facts, "lost nothing")
 	}
 	if r.WritesRejected > 0 || r.ReadsRejected > 0 {
-		facts = append(facts, "rejected "+rejections(r))
+		f := "rejected " + rejections(r)
+		if r.LegitRejected > 0 {
+			f += fmt.Sprintf(" (%d of them from clients that held the lock by every record)", r.LegitRejected)
+		}
+		facts = append(facts, f)
 	}
 	if r.WritesUnknown > 0 {
 		facts = append(facts, plural(r.WritesUnknown, "write")+" of unknown outcome")
@@ -95,13 +100,104 @@ func registerSentence(name string, r RegisterVerdict) string {
 	return fmt.Sprintf("%s %s, and %s.", name, strings.Join(facts, ", "), lin)
 }
 
+// damageWords is the collateral damage in a few words: "2 failed releases, 3 rightful accesses
+// refused by fencing, 1 token anomaly".
+func damageWords(c Collateral) string {
+	var parts []string
+	if c.FailedReleases > 0 {
+		parts = append(parts, plural(c.FailedReleases, "failed release"))
+	}
+	if c.LegitRejections > 0 {
+		parts = append(parts, plural(c.LegitRejections, "rightful access")+" refused by fencing")
+	}
+	if c.TokenAnomalies > 0 {
+		s := plural(c.TokenAnomalies, "token anomaly")
+		switch {
+		case c.SameToken > 0 && c.LowerToken > 0:
+			s += fmt.Sprintf(" (%d same token, %d lower token)", c.SameToken, c.LowerToken)
+		case c.SameToken > 0:
+			s += " (same token as an earlier holder)"
+		default:
+			s += " (lower token than an earlier holder)"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// collateralSentences say the harm done to legitimate holders (Collateral), one kind per
+// sentence; nothing when there was none.
+func collateralSentences(c Collateral) []string {
+	var out []string
+	if c.FailedReleases > 0 {
+		s := fmt.Sprintf("%s could not give the lock back while holding it by every record: %s (%s)",
+			clientsWord(c.FailedByClient), plural(c.FailedReleases, "failed release"), perClient(c.FailedByClient))
+		if f := c.FirstFailedRelease; f != nil {
+			s += fmt.Sprintf(", the first by %s at %s", f.Client, Seconds(f.Offset))
+		}
+		out = append(out, s+".")
+	}
+	if c.UnknownReleases > 0 {
+		out = append(out, fmt.Sprintf("%s by clients that held the lock by every record ended with the outcome unknown (a timeout); they may have freed it, so they are not counted as failed.",
+			plural(c.UnknownReleases, "release")))
+	}
+	if c.LegitRejections > 0 {
+		s := fmt.Sprintf("Fencing refused %s of clients that held the lock by every record (%s)",
+			plural(c.LegitRejections, "access"), perClient(c.RejectedByClient))
+		if f := c.FirstRejection; f != nil {
+			s += fmt.Sprintf(", the first a %s of %s by %s at %s", f.Op, f.Register, f.Client, Seconds(f.Offset))
+		}
+		out = append(out, s+": the tokens did not follow the order in which clients held the lock.")
+	}
+	if c.TokenAnomalies > 0 {
+		s := fmt.Sprintf("%s got a fencing token that does not order it after every earlier holder", plural(c.TokenAnomalies, "hold"))
+		if c.SameToken > 0 {
+			s += fmt.Sprintf(" (%d the same token as an earlier hold", c.SameToken)
+			if c.LowerToken > 0 {
+				s += fmt.Sprintf(", %d a lower one", c.LowerToken)
+			}
+			s += ")"
+		} else {
+			s += " (a lower token than an earlier hold)"
+		}
+		if a := c.FirstAnomaly; a != nil {
+			s += fmt.Sprintf("; the first: %s took token %d at %s, after %s took token %d at %s",
+				a.Client, a.Token, Seconds(a.Offset), a.Earlier, a.EarlierToken, Seconds(a.EarlierOffset))
+		}
+		out = append(out, s+".")
+	}
+	return out
+}
+
+// perClient writes counts by client: "client-1 3, client-2 1".
+func perClient(m map[string]int) string {
+	names := sortedNames(m)
+	sort.SliceStable(names, func(i, j int) bool { return LessClient(names[i], names[j]) })
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %d", n, m[n])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func clientsWord(m map[string]int) string {
+	if len(m) == 1 {
+		return "A client"
+	}
+	return fmt.Sprintf("%d clients", len(m))
+}
+
 func rejections(r RegisterVerdict) string {
+	stale := "stale "
+	if r.LegitRejected > 0 {
+		stale = "" // not all of them were stale: the sentence says how many were not
+	}
 	var parts []string
 	if r.WritesRejected > 0 {
-		parts = append(parts, plural(r.WritesRejected, "stale write"))
+		parts = append(parts, plural(r.WritesRejected, stale+"write"))
 	}
 	if r.ReadsRejected > 0 {
-		parts = append(parts, plural(r.ReadsRejected, "stale read"))
+		parts = append(parts, plural(r.ReadsRejected, stale+"read"))
 	}
 	return strings.Join(parts, " and ")
 }
@@ -140,3 +236,11 @@ func deref(p *int64) int64 {
 
 // Seconds writes an offset from the run's start: "1.52 s".
 func Seconds(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
+
+// Words is the collateral damage in a few words, or "no collateral damage".
+func (c Collateral) Words() string {
+	if !c.Damaged() {
+		return "no collateral damage"
+	}
+	return damageWords(c)
+}

@@ -90,6 +90,9 @@ type Event struct {
 	Nodes []string `json:"nodes,omitempty"`
 	// Target names what a nemesis acted on, or the client a resource access came from.
 	Target string `json:"target,omitempty"`
+	// As is the lock state a fault's target was chosen by ("holder", "waiter", "overtaken"):
+	// Target is the client that was in it when the fault started.
+	As string `json:"as,omitempty"`
 	// Point is the program point a client stopped at ("after-acquire", "before-write"), and Pass
 	// which time it was passing it (1 = first).
 	Point string `json:"point,omitempty"`

@@ -10,6 +10,7 @@ import (
 type Fault struct {
 	Kind    string   // the nemesis's "f": pause, kill, clock, crash, partition, delay, strobe, or any newer kind
 	Target  string   // what it acted on
+	As      string   // the lock state Target was chosen by (holder, waiter, overtaken), if any
 	Nodes   []string // partition, delay: the links it touched
 	Point   string   // the program point it was triggered at, if any
 	Start   int64    // CLOCK_MONOTONIC of the invoke
@@ -53,7 +54,7 @@ func Faults(events []Event) []Fault {
 				latency = e.Offset // written before Latency existed
 			}
 			open[key] = len(out)
-			out = append(out, Fault{Kind: e.F, Target: e.Target, Nodes: e.Nodes, Point: e.Point,
+			out = append(out, Fault{Kind: e.F, Target: e.Target, As: e.As, Nodes: e.Nodes, Point: e.Point,
 				Start: e.Time, End: end, Open: true, Offset: e.Offset, Rate: e.Rate, Latency: latency})
 		case OK, Info, Fail:
 			i, ok := open[key]

@@ -448,6 +448,8 @@ func (p *parser) parseEvent(line []byte, e *Event, regs map[string]Register) (se
 			}
 		case "target":
 			e.Target, err = p.nullableStr(e.Target)
+		case "as":
+			e.As, err = p.nullableStr(e.As)
 		case "point":
 			e.Point, err = p.nullableStr(e.Point)
 		case "pass":
@@ -497,7 +499,7 @@ func (p *parser) parseEvent(line []byte, e *Event, regs map[string]Register) (se
 
 // eventFields are Event's JSON keys.
 var eventFields = []string{"t", "process", "type", "f", "op", "cs", "token", "registers", "role", "nodes",
-	"target", "point", "pass", "duration", "offset", "rate", "latency", "error", "seq"}
+	"target", "as", "point", "pass", "duration", "offset", "rate", "latency", "error", "seq"}
 
 const (
 	maxInt = int(^uint(0) >> 1)

@@ -62,11 +62,13 @@ const (
 // Outcome is a verdict in one word.
 type Outcome = checker.Outcome
 
-// The outcomes (checker.Judge): Safe (mutual exclusion held, nothing lost), Rescued (the lock
-// failed but fencing kept the data right), Unsafe, Stuck (safe, but the lock stayed held by a dead
-// client), Inconclusive (nobody ever held the lock).
+// The outcomes (checker.Judge), best first: Safe (mutual exclusion held, nothing lost), Damaged
+// (safe, but rightful holders were harmed: failed releases, refused by fencing, tokens out of
+// order), Rescued (the lock failed under a fault but fencing kept the data right), Stuck (safe,
+// but the lock stayed held by a dead client), Inconclusive (nobody ever held the lock), Unsafe.
 const (
 	Safe         = checker.Safe
+	Damaged      = checker.Damaged
 	Rescued      = checker.Rescued
 	Unsafe       = checker.Unsafe
 	Stuck        = checker.Stuck

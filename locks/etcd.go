@@ -65,6 +65,8 @@ func init() {
 		Token:   "create revision of the holder's lock key (Mutex.IsOwner)",
 		Nodes:   3,
 		Expires: true,
+		Renews:  true, // the library keeps the lease alive
+		Queued:  true, // each waiter's key lives on its own lease
 		Service: Etcd,
 		// Mutex.Lock waits for the keys ahead of its own to go (a watch).
 		Blocking: "Mutex.Lock watches the key ahead of its own until it is deleted (keys are served in revision order)",

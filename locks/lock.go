@@ -108,6 +108,16 @@ type Design struct {
 	Scenarios    []string // scenario files that show it
 	New          func(Env) (Lock, error)
 
+	// Queued: a waiter keeps a place in a queue that lives on its own session or lease (a
+	// ZooKeeper sequential node, an etcd key, a fair lock's queue entry), so a waiter's session
+	// running out changes the queue while another client holds. The matrix gives such designs a
+	// waiter fault.
+	Queued bool
+	// Renews: a hold lasts as long as the holder's session or watchdog is alive, not one TTL, so a
+	// hold longer than the TTL is legitimate and only a fault can end it early. The matrix's
+	// long-hold columns apply to these and to designs that never expire.
+	Renews bool
+
 	// Blocking says how one acquire attempt waits for a held lock, when it does (a blocking
 	// lock: a pub/sub message, a ZooKeeper watch); empty for a try-lock, whose attempt answers
 	// at once and whose waiting is the worker's retries after a backoff.
@@ -128,6 +138,10 @@ func (d Design) WaitsBy() string {
 	}
 	return "blocks: " + d.Blocking
 }
+
+// HoldsUntilReleased reports whether a hold may last longer than the TTL without any fault: the
+// design renews it, or it never expires.
+func (d Design) HoldsUntilReleased() bool { return d.Renews || !d.Expires }
 
 // HasToken reports whether the design hands out fencing tokens.
 func (d Design) HasToken() bool { return d.Token != "none" }

@@ -45,6 +45,8 @@ import (
 func init() {
 	Register(Design{
 		Name:      "redis-fair",
+		Renews:    true,
+		Queued:    true,
 		Summary:   "Redisson RFairLock: the redisson hash lock plus a waiters' queue and a timeout per waiter (Lua); a release wakes only the head of the queue",
 		Source:    "Redisson RFairLock; the Chinese survey of lock families (a fair lock: first come, first served)",
 		Token:     "none",
@@ -64,9 +66,9 @@ func init() {
 	})
 }
 
-// fairAcquire is RedissonFairLock's tryLock script. KEYS: lock hash, queue, timeouts; ARGV:
-// lease ms, our id, wait ms, now ms. It answers nil when the lock is ours, else how long to wait.
-var fairAcquire = redis.NewScript(`
+// fairDropTimedOut opens both scripts, as in Redisson: waiters whose place timed out (KEYS[3]
+// holds each waiter's deadline, ARGV[4] is now in ms) leave the head of the queue (KEYS[2]).
+const fairDropTimedOut = `
 while true do
   local first = redis.call('lindex', KEYS[2], 0)
   if first == false then break end
@@ -78,7 +80,11 @@ while true do
     break
   end
 end
-if redis.call('exists', KEYS[1]) == 0 and
+`
+
+// fairAcquire is RedissonFairLock's tryLock script. KEYS: lock hash, queue, timeouts; ARGV:
+// lease ms, our id, wait ms, now ms. It answers nil when the lock is ours, else how long to wait.
+var fairAcquire = redis.NewScript(fairDropTimedOut + `if redis.call('exists', KEYS[1]) == 0 and
    (redis.call('exists', KEYS[2]) == 0 or redis.call('lindex', KEYS[2], 0) == ARGV[2]) then
   redis.call('lpop', KEYS[2])
   redis.call('zrem', KEYS[3], ARGV[2])
@@ -114,19 +120,7 @@ return ttl`)
 // fairRelease is RedissonFairLock's unlock script. KEYS: lock hash, queue, timeouts, channel
 // prefix; ARGV: unlock message, lease ms, our id, now ms. nil: not ours; 0: a level is left;
 // 1: released (or the lock was already gone), and the head of the queue told.
-var fairRelease = redis.NewScript(`
-while true do
-  local first = redis.call('lindex', KEYS[2], 0)
-  if first == false then break end
-  local timeout = redis.call('zscore', KEYS[3], first)
-  if timeout ~= false and tonumber(timeout) <= tonumber(ARGV[4]) then
-    redis.call('zrem', KEYS[3], first)
-    redis.call('lpop', KEYS[2])
-  else
-    break
-  end
-end
-if redis.call('exists', KEYS[1]) == 0 then
+var fairRelease = redis.NewScript(fairDropTimedOut + `if redis.call('exists', KEYS[1]) == 0 then
   local head = redis.call('lindex', KEYS[2], 0)
   if head ~= false then redis.call('publish', KEYS[4] .. ':' .. head, ARGV[1]) end
   return 1

@@ -39,6 +39,7 @@ import (
 func init() {
 	Register(Design{
 		Name:      "redisson",
+		Renews:    true,
 		Summary:   "Redisson RLock: reentrant hash lock, Lua acquire/release, unlock pub/sub, watchdog renewing every lease/3",
 		Source:    "Redisson RLock; Chinese article on Redis locks and Redisson (reentrant lock, watchdog)",
 		Token:     "none",

@@ -15,6 +15,7 @@ package locks
 func init() {
 	Register(Design{
 		Name:      "redisson-fenced",
+		Renews:    true,
 		Summary:   "Redisson RFencedLock: the redisson hash lock and watchdog plus an INCR fencing token in the acquire script",
 		Source:    "Redisson RFencedLock; Chinese article on Redis locks and Redisson for the lock itself",
 		Token:     "INCR of redisson_lock_token:{<key>} in the acquire script, at every acquisition (re-entries too)",

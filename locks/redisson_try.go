@@ -13,6 +13,7 @@ import "context"
 func init() {
 	Register(Design{
 		Name:      "redisson-try",
+		Renews:    true,
 		Summary:   "Redisson RLock taken with tryLock() (no wait time): one acquire script, busy at once; the caller retries",
 		Source:    "Redisson RLock.tryLock(); the Chinese survey of lock families (a blocking lock versus a try-lock)",
 		Token:     "none",

@@ -115,34 +115,29 @@ func n5Clear(t *testing.T, c *TestService, nodes ...int) {
 	}
 }
 
-// redlockAttempts is how often a Redlock test that rests on the 50 ms per-node timeout tries.
-// Redlock bounds each node's command (dial included) by ttl/10, at most 50 ms; a client stalled
-// longer than that (other jobs on 2 shared cores) sees a healthy node time out. Such a stall
-// hits one attempt; a client whose logic is wrong fails every attempt.
-const redlockAttempts = 3
+// relaxNodeTimeout sets Redlock's per-node timeout to a second, whatever the TTL, for the rest of
+// the test: the test checks the quorum and validity logic, and a client stalled for 50 ms (other
+// jobs on 2 shared cores) would see a healthy node time out. Tests of the timeout itself keep the
+// docs' bounds.
+func relaxNodeTimeout(t *testing.T) {
+	lo, hi := redlockNodeTimeoutMin, redlockNodeTimeoutMax
+	redlockNodeTimeoutMin, redlockNodeTimeoutMax = time.Second, time.Second
+	t.Cleanup(func() { redlockNodeTimeoutMin, redlockNodeTimeoutMax = lo, hi })
+}
 
-// upTo runs try until it returns "" (it held), up to redlockAttempts times, logging each miss;
-// it fails the test with the last reason if no attempt held.
-func upTo(t *testing.T, try func() string) {
+// once runs check and fails the test with the reason it gives ("" when it held).
+func once(t *testing.T, check func() string) {
 	t.Helper()
-	for i := 1; ; i++ {
-		why := try()
-		if why == "" {
-			return
-		}
-		if i == redlockAttempts {
-			t.Fatalf("in %d attempts: %s", i, why)
-		}
-		t.Logf("attempt %d missed (a stall on a busy machine?): %s", i, why)
+	if why := check(); why != "" {
+		t.Fatal(why)
 	}
 }
 
 func TestRedlockExcludesOthersAndReleasesOnEveryNode(t *testing.T) {
 	c := n5Cluster(t, "a", "b")
 	ctx := n5Ctx(t)
-	// Every key check below rests on each node answering within the 50 ms per-node timeout
-	// (first dial included): see upTo.
-	upTo(t, func() string {
+	relaxNodeTimeout(t)
+	once(t, func() string {
 		n5Clear(t, c, 0, 1, 2, 3, 4)
 		a := n5Lock(t, c, "redlock", "a", 10*time.Second, nil)
 		b := n5Lock(t, c, "redlock", "b", 10*time.Second, nil)
@@ -194,17 +189,18 @@ func TestRedlockExcludesOthersAndReleasesOnEveryNode(t *testing.T) {
 func TestRedlockAcquiresWithTwoOfFiveNodesDown(t *testing.T) {
 	c := n5Cluster(t, "a", "b")
 	ctx := n5Ctx(t)
+	relaxNodeTimeout(t)
 	n5Kill(t, c, 0) // n1 dead: connection refused
 	n5Stop(t, c, 1) // n2 frozen: the SET times out after the per-node timeout
-	upTo(t, func() string {
+	once(t, func() string {
 		n5Clear(t, c, 2, 3, 4)
 		a := n5Lock(t, c, "redlock", "a", 2*time.Second, nil)
 		if _, err := a.Acquire(ctx); err != nil {
 			return fmt.Sprintf("with 3 of 5 nodes up a majority is there: %v", err)
 		}
-		// The frozen node cost the per-node timeout (ttl/10 capped at 50 ms) out of the validity.
+		// The frozen node cost the per-node timeout (a second here) out of the validity.
 		v := a.(*redlock).Validity()
-		if max := 2*time.Second - 50*time.Millisecond - redlockDrift(2*time.Second); v > max || v <= 0 {
+		if max := 2*time.Second - time.Second - redlockDrift(2*time.Second); v > max || v <= 0 {
 			t.Fatalf("validity %v, want positive and at most %v", v, max)
 		}
 		b := n5Lock(t, c, "redlock", "b", 2*time.Second, nil)
@@ -218,10 +214,11 @@ func TestRedlockAcquiresWithTwoOfFiveNodesDown(t *testing.T) {
 func TestRedlockRefusesWithThreeOfFiveUnavailableAndUnlocksTheRest(t *testing.T) {
 	c := n5Cluster(t, "a", "b")
 	ctx := n5Ctx(t)
+	relaxNodeTimeout(t)
 	n5Kill(t, c, 0)
 	n5Stop(t, c, 1)
 	n5Cut(t, c, "a", 2) // n3 is up, but a cannot reach it
-	upTo(t, func() string {
+	once(t, func() string {
 		n5Clear(t, c, 2, 3, 4)
 		a := n5Lock(t, c, "redlock", "a", 10*time.Second, nil)
 		_, err := a.Acquire(ctx)
@@ -242,9 +239,9 @@ func TestRedlockRefusesWithThreeOfFiveUnavailableAndUnlocksTheRest(t *testing.T)
 func TestRedlockIsBusyOnlyWhenAMajorityRefuses(t *testing.T) {
 	c := n5Cluster(t, "a")
 	ctx := n5Ctx(t)
-	// The key checks rest on the 50 ms per-node timeout: see upTo.
+	relaxNodeTimeout(t)
 	// Someone else holds n1..n3: a majority refuses, so the failure is certain.
-	upTo(t, func() string {
+	once(t, func() string {
 		n5Clear(t, c, 3, 4)
 		for i := range 3 {
 			n5SetForeign(t, c, i, 10*time.Second)
@@ -261,7 +258,7 @@ func TestRedlockIsBusyOnlyWhenAMajorityRefuses(t *testing.T) {
 
 	// Two refusals, one node unreachable, two OKs: nobody knows who would win. Not busy.
 	n5Cut(t, c, "a", 2)
-	upTo(t, func() string {
+	once(t, func() string {
 		n5Clear(t, c, 3, 4)
 		for i := range 3 {
 			n5SetForeign(t, c, i, 10*time.Second)
@@ -299,8 +296,8 @@ func TestRedlockValidityShrinksWithASlowNode(t *testing.T) {
 		v, keys := l.(*redlock).Validity(), n5Settled(t, c, "11111")
 		return v, keys, l.Release(ctx)
 	}
-	// The 50 ms timeout leaves 30 ms for scheduling (see upTo); a first attempt also connects.
-	upTo(t, func() string {
+	relaxNodeTimeout(t)
+	once(t, func() string {
 		n5Clear(t, c, 0, 1, 2, 3, 4)
 		vFast, _, err := acquire(fast)
 		if err != nil {
@@ -324,6 +321,7 @@ func TestRedlockValidityShrinksWithASlowNode(t *testing.T) {
 func TestRedlockGivesUpWhenElapsedExceedsValidity(t *testing.T) {
 	c := n5Cluster(t, "a", "b")
 	ctx := n5Ctx(t)
+	relaxNodeTimeout(t)
 	ttl := 300 * time.Millisecond
 	// K10: every reply says OK, but the client stalls before it reads the clock (replies waiting
 	// in socket buffers during a pause). The elapsed-time check must make it give up (A8).
@@ -349,6 +347,7 @@ func TestRedlockGivesUpWhenElapsedExceedsValidity(t *testing.T) {
 func TestRedlockExtendKeepsTheLockPastItsFirstTTL(t *testing.T) {
 	c := n5Cluster(t, "a", "b")
 	ctx := n5Ctx(t)
+	relaxNodeTimeout(t)
 	ttl := 400 * time.Millisecond
 	a := n5Lock(t, c, "redlock", "a", ttl, nil).(*redlock)
 	b := n5Lock(t, c, "redlock", "b", ttl, nil)
@@ -379,8 +378,8 @@ func TestRedlockHolderStalledPastTheTTLLosesItWithoutBeingTold(t *testing.T) {
 	c := n5Cluster(t, "a", "b")
 	ctx := n5Ctx(t)
 	ttl := 200 * time.Millisecond
-	// b's acquisition and the key check rest on the 50 ms per-node timeout: see upTo.
-	upTo(t, func() string {
+	relaxNodeTimeout(t)
+	once(t, func() string {
 		n5Clear(t, c, 0, 1, 2, 3, 4)
 		a := n5Lock(t, c, "redlock", "a", ttl, nil).(*redlock)
 		b := n5Lock(t, c, "redlock", "b", 10*time.Second, nil)
@@ -468,6 +467,7 @@ func TestRedlockStalledBetweenSendAndReplyGivesUp(t *testing.T) {
 func TestRedlockSendReplyPointWithANodeUnreachable(t *testing.T) {
 	c := n5Cluster(t, "a")
 	ctx := n5Ctx(t)
+	relaxNodeTimeout(t)
 	n5Cut(t, c, "a", 4)
 	var during string
 	a := n5Lock(t, c, "redlock", "a", 10*time.Second, func(p string) {

@@ -36,6 +36,8 @@ import (
 func init() {
 	Register(Design{
 		Name:     "zk-session-aware",
+		Renews:   true,
+		Queued:   true,
 		Summary:  "ZooKeeper EPHEMERAL_SEQUENTIAL protected node, lowest holds, watch the predecessor; the holder follows its session (Curator-style)",
 		Source:   "Apache Curator InterProcessMutex; ZooKeeper's lock recipe, as two of the source articles retell it",
 		Token:    "czxid of the holder's lock node",

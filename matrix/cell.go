@@ -10,11 +10,13 @@ import (
 )
 
 // Status is what a cell says about a lock under a fault: a verdict's outcome (checker.Outcome:
-// safe, rescued, unsafe, stuck, inconclusive), or one of the matrix's own.
+// safe, damaged, rescued, stuck, inconclusive, unsafe), or one of the matrix's own (n/a, error).
+// Outcomes are strictly ordered (checker.Outcomes); n/a and error stand outside the order.
 type Status = checker.Outcome
 
 const (
 	Safe                = checker.Safe
+	Damaged             = checker.Damaged
 	Rescued             = checker.Rescued
 	Unsafe              = checker.Unsafe
 	Stuck               = checker.Stuck
@@ -32,21 +34,43 @@ type Outcome struct {
 	Rescuers []string      `json:"rescued_by,omitempty"` // fenced registers that stayed linearizable with nothing lost
 	Failed   []string      `json:"failed_registers,omitempty"`
 	Stuck    bool          `json:"stuck"`
-	Detail   string        `json:"detail"`
-	Dir      string        `json:"run_folder,omitempty"`
-	Err      string        `json:"error,omitempty"`
+	// Collateral damage to legitimate holders (checker.Collateral).
+	FailedReleases  int    `json:"failed_releases,omitempty"`
+	LegitRejections int    `json:"legit_rejections,omitempty"`
+	TokenAnomalies  int    `json:"token_anomalies,omitempty"`
+	Detail          string `json:"detail"`
+	Dir             string `json:"run_folder,omitempty"`
+	Err             string `json:"error,omitempty"`
 }
 
 // Classify turns a verdict into a cell outcome with the checker's rule (checker.Judge).
 func Classify(v checker.Verdict, hasToken bool) Outcome {
 	j := checker.Judge(v)
 	o := Outcome{Status: j.Outcome, Windows: len(v.MutualExclusion.Windows), Overlap: v.MutualExclusion.TotalOverlap,
-		Lost: v.Registers[resource.Unfenced].LostUpdates, Rescuers: j.Rescuers, Failed: j.Failed, Stuck: v.Liveness.Stuck}
+		Lost: v.Registers[resource.Unfenced].LostUpdates, Rescuers: j.Rescuers, Failed: j.Failed, Stuck: v.Liveness.Stuck,
+		FailedReleases: v.Collateral.FailedReleases, LegitRejections: v.Collateral.LegitRejections, TokenAnomalies: v.Collateral.TokenAnomalies}
 	o.Detail = checker.Short(v)
-	if o.Status == Unsafe && !hasToken {
+	switch {
+	case o.Status == Unsafe && j.NoFault:
+		o.Detail += "; with no fault"
+	case o.Status == Unsafe && !hasToken:
 		o.Detail += "; no token"
 	}
 	return o
+}
+
+// damageKinds names the kinds of collateral damage a run showed: "failed releases, token anomalies".
+func (o Outcome) damageKinds() string {
+	var kinds []string
+	for _, k := range []struct {
+		n    int
+		name string
+	}{{o.FailedReleases, "failed releases"}, {o.LegitRejections, "rightful accesses refused"}, {o.TokenAnomalies, "token anomalies"}} {
+		if k.n > 0 {
+			kinds = append(kinds, k.name)
+		}
+	}
+	return strings.Join(kinds, ", ")
 }
 
 // Cell is one lock under one fault, over one or more runs.
@@ -99,23 +123,44 @@ func (c Cell) Label() string {
 			}
 		}
 	}
+	if c.Status == Damaged {
+		for _, o := range c.Outcomes {
+			if o.Status == Damaged {
+				s += " (" + o.damageKinds() + ")"
+				break
+			}
+		}
+	}
 	if c.Runs > 1 {
 		s += fmt.Sprintf(" %d/%d", c.Agree, c.Runs)
 	}
 	return s
 }
 
-// Meets reports whether the cell satisfies a gate: Safe accepts only safe cells; Rescued accepts
-// safe and rescued ones. n/a cells always pass; errors never do.
+// Meets reports whether the cell satisfies a gate: its status is require or better in the strict
+// order safe < damaged < rescued < stuck < inconclusive < unsafe (checker.Outcomes). n/a cells
+// always pass; errors never do; without a gate (require "") every other cell passes.
 func (c Cell) Meets(require Status) bool {
 	switch {
 	case c.Status == NA:
 		return true
+	case c.Status == Error:
+		return false
 	case require == "":
-		return c.Status != Error
-	case require == Rescued:
-		return c.Status == Safe || c.Status == Rescued
-	default:
-		return c.Status == Safe
+		return true
 	}
+	return checker.AtLeast(c.Status, require)
+}
+
+// ParseRequire checks a --require value: an outcome (checker.Outcomes), or "" for no gate. The
+// error lists the valid values, best first.
+func ParseRequire(require string) (Status, error) {
+	if require == "" {
+		return "", nil
+	}
+	s, err := checker.ParseOutcome(require)
+	if err != nil {
+		return "", fmt.Errorf("--require %q: want one of %s (a cell passes with that status or a better one)", require, checker.OutcomeNames())
+	}
+	return s, nil
 }

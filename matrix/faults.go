@@ -13,15 +13,30 @@ import (
 
 // Fault is one column of the matrix: a fault generic enough to apply to any lock design, written
 // as a scenario nemesis entry. The same fault hits every lock the same way, so a row compares
-// designs and a column compares faults.
+// designs and a column compares faults. A column may apply only to designs with some property
+// (a reentrant design, a queue, a fencing token, program points): it is n/a, with the reason, for
+// the others.
 type Fault struct {
 	Name    string
 	Summary string
 	Claims  []string // claims (docs/CLAIMS.md) the column speaks to
-	// entry returns the nemesis entries (YAML flow mappings, one per line) for design d, or a
-	// reason the fault does not apply to it.
-	entry func(c cellParams) (yaml []string, notApplicable string)
+	// entry returns the cell for design d, or a reason the fault does not apply to it.
+	entry func(c cellParams) (cellSpec, string)
 }
+
+// cellSpec is what one cell runs: its nemesis entries (YAML flow mappings) and the workload
+// settings it changes from the matrix's usual ones (zero: unchanged).
+type cellSpec struct {
+	nemesis        []string
+	hold           time.Duration // usual: 100ms
+	stagger        time.Duration // usual: 50ms
+	acquireTimeout time.Duration // usual: 3s
+	duration       time.Duration // usual: cellParams.duration
+	reentrant      bool
+}
+
+// faults is the usual cell with these nemesis entries.
+func faults(entries ...string) cellSpec { return cellSpec{nemesis: entries} }
 
 // cellParams are the lengths a cell is built with, scaled to the design's lease.
 type cellParams struct {
@@ -31,50 +46,182 @@ type cellParams struct {
 	duration  time.Duration
 	firstNode string             // the first lock node (n1, zk1, ...)
 	first     nemesis.TargetInfo // what it can take
+	nodes     []string           // every lock node
 }
 
-// Faults are the matrix's columns, in display order.
+// longHold is the hold of the long-hold columns: three leases, so a fault that ends the holder's
+// lease or session early does so while it still holds (a 100 ms hold is usually over before a
+// partition or a crash has any effect on the lock). Only designs whose hold outlives the TTL
+// without a fault take it (locks.Design.HoldsUntilReleased).
+func (c cellParams) longHold() time.Duration { return 3 * c.ttl }
+
+// Reasons a derived column does not apply, by the property the design lacks.
+const (
+	naNotReentrant = "not reentrant: the holder cannot take the lock again"
+	naNoQueue      = "no queue of waiters with sessions or leases of their own: a waiter has no place that can run out"
+	naNoToken      = "no fencing token: which hold is paused matters only through the token it carries"
+	naNoPoints     = "no program points of its own"
+	naLeaseEnds    = "the lease is not renewed: a hold longer than the TTL ends without any fault"
+	naOneNode      = "fewer than three lock nodes: no minority to lose"
+)
+
+// Faults are the matrix's columns, in display order: the generic faults first, then the columns
+// derived from what designs claim (reentrancy, a queue, a token, program points, long holds).
 var Faults = []Fault{
 	{Name: "none", Summary: "no fault: the control",
-		entry: func(cellParams) ([]string, string) { return nil, "" }},
+		entry: func(cellParams) (cellSpec, string) { return faults(), "" }},
 	{Name: "pause-after-acquire", Summary: "the first holder is frozen right after acquiring, for longer than the lease (GC pause)",
 		Claims: []string{"K2", "A1"},
-		entry: func(c cellParams) ([]string, string) {
-			return []string{fmt.Sprintf("{fault: pause, target: client-1, point: after-acquire, occurrence: 1, for: %s}", c.pause)}, ""
+		entry: func(c cellParams) (cellSpec, string) {
+			return faults(fmt.Sprintf("{fault: pause, target: client-1, point: after-acquire, occurrence: 1, for: %s}", c.pause)), ""
 		}},
 	{Name: "pause-before-write", Summary: "the holder is frozen after its read and any validity check, just before its write",
 		Claims: []string{"K3", "A9"},
-		entry: func(c cellParams) ([]string, string) {
-			return []string{fmt.Sprintf("{fault: pause, target: client-1, point: before-write, occurrence: 1, for: %s}", c.pause)}, ""
+		entry: func(c cellParams) (cellSpec, string) {
+			return faults(fmt.Sprintf("{fault: pause, target: client-1, point: before-write, occurrence: 1, for: %s}", c.pause)), ""
 		}},
 	{Name: "delay-write", Summary: "the holder's write to the resource is held back in the network past the lease",
 		Claims: []string{"K4"},
-		entry: func(c cellParams) ([]string, string) {
-			return []string{fmt.Sprintf("{fault: delay, target: client-1, nodes: [resource], latency: %s, point: before-write, occurrence: 1, for: %s}",
-				c.pause*3/4, c.pause)}, ""
+		entry: func(c cellParams) (cellSpec, string) {
+			return faults(fmt.Sprintf("{fault: delay, target: client-1, nodes: [resource], latency: %s, point: before-write, occurrence: 1, for: %s}",
+				c.pause*3/4, c.pause)), ""
 		}},
 	{Name: "partition-holder", Summary: "the holder is cut off from every lock node right after acquiring, for longer than the lease",
 		Claims: []string{"K2", "K11"},
-		entry: func(c cellParams) ([]string, string) {
-			return []string{fmt.Sprintf("{fault: partition, target: client-1, point: after-acquire, occurrence: 1, for: %s}", c.pause)}, ""
+		entry: func(c cellParams) (cellSpec, string) {
+			return faults(fmt.Sprintf("{fault: partition, target: client-1, point: after-acquire, occurrence: 1, for: %s}", c.pause)), ""
 		}},
 	{Name: "clock-jump-node", Summary: "a lock node's wall clock steps 10 leases forward (libfaketime)",
 		Claims: []string{"K7", "A7"},
-		entry: func(c cellParams) ([]string, string) {
+		entry: func(c cellParams) (cellSpec, string) {
 			if c.first.NoClock != "" {
-				return nil, c.first.NoClock
+				return cellSpec{}, c.first.NoClock
 			}
-			return []string{fmt.Sprintf("{fault: clock, target: %s, at: 1s, offset: %s}", c.firstNode, 10*c.ttl)}, ""
+			return faults(fmt.Sprintf("{fault: clock, target: %s, at: 1s, offset: %s}", c.firstNode, 10*c.ttl)), ""
 		}},
 	{Name: "crash-restart-node", Summary: "a lock node is killed (SIGKILL) and restarted at once, without persistence",
 		Claims: []string{"K9", "A10"},
-		entry: func(c cellParams) ([]string, string) {
-			return []string{fmt.Sprintf("{fault: crash, target: %s, at: 1100ms, for: 100ms}", c.firstNode)}, ""
+		entry: func(c cellParams) (cellSpec, string) {
+			return faults(fmt.Sprintf("{fault: crash, target: %s, at: 1100ms, for: 100ms}", c.firstNode)), ""
 		}},
 	{Name: "kill-holder", Summary: "the second holder dies (SIGKILL) right after acquiring and never releases",
-		entry: func(cellParams) ([]string, string) {
-			return []string{"{fault: kill, target: client-1, point: after-acquire, occurrence: 2}"}, ""
+		entry: func(cellParams) (cellSpec, string) {
+			return faults("{fault: kill, target: client-1, point: after-acquire, occurrence: 2}"), ""
 		}},
+	{Name: "reentrant", Summary: "no fault; every holder takes the lock a second time and gives that inner level back before its work, as a caller of a locking helper carries on",
+		entry: func(c cellParams) (cellSpec, string) {
+			if !c.design.Reentrant {
+				return cellSpec{}, naNotReentrant
+			}
+			return cellSpec{reentrant: true}, ""
+		}},
+	{Name: "waiter-expires", Summary: "a queued waiter (client-2, behind the holder client-1, ahead of client-3) is frozen until its session or lease runs out, while client-1 still holds",
+		Claims: []string{"K11"},
+		entry:  waiterExpires},
+	{Name: "pause-overtaken", Summary: "a client is frozen past the lease as it holds again after others held while it waited, so its token is not the lowest handed out",
+		Claims: []string{"K2", "K5"},
+		entry: func(c cellParams) (cellSpec, string) {
+			if !c.design.HasToken() {
+				return cellSpec{}, naNoToken
+			}
+			// overtaken: the first client to hold again after another took the lock since its
+			// previous hold (nemesis.Overtaken), paused as that hold begins.
+			return faults(fmt.Sprintf("{fault: pause, target: overtaken, point: after-acquire, occurrence: 1, for: %s}", c.pause)), ""
+		}},
+	pauseAtPoint(1),
+	pauseAtPoint(2),
+	{Name: "partition-long-hold", Summary: "holding for three leases, the holder is cut off from every lock node right after acquiring, for longer than its lease or session",
+		Claims: []string{"K2", "K11"},
+		entry: func(c cellParams) (cellSpec, string) {
+			if !c.design.HoldsUntilReleased() {
+				return cellSpec{}, naLeaseEnds
+			}
+			s := longHoldCell(c)
+			s.nemesis = []string{fmt.Sprintf("{fault: partition, target: client-1, point: after-acquire, occurrence: 1, for: %s}", c.pause)}
+			return s, ""
+		}},
+	{Name: "crash-restart-long-hold", Summary: "a lock node is killed (SIGKILL) and restarted at once, without persistence, while the first holder holds for three leases",
+		Claims: []string{"K9", "A10"},
+		entry: func(c cellParams) (cellSpec, string) {
+			if !c.design.HoldsUntilReleased() {
+				return cellSpec{}, naLeaseEnds
+			}
+			s := longHoldCell(c)
+			// Half a lease into the first hold: client-1 starts first and holds at once.
+			s.nemesis = []string{fmt.Sprintf("{fault: crash, target: %s, at: %s, for: 100ms}", c.firstNode, c.ttl/2+300*time.Millisecond)}
+			return s, ""
+		}},
+	{Name: "crash-restart-minority", Summary: "the largest minority of the lock nodes are killed (SIGKILL) and restarted at once, without persistence, while a client holds",
+		Claims: []string{"K9", "A10"},
+		entry:  crashMinority},
+}
+
+// crashMinority crash-restarts (N−1)/2 of N lock nodes at once, in the middle of a hold (holds of
+// three quarters of a lease, or three leases where a hold may outlive the lease): the holder
+// keeps a majority, and a waiter can take only what the restarted nodes forgot, which must not
+// be enough. A design that counts a minority as a quorum lets it in.
+func crashMinority(c cellParams) (cellSpec, string) {
+	if len(c.nodes) < 3 {
+		return cellSpec{}, naOneNode
+	}
+	s := cellSpec{hold: c.ttl * 3 / 4}
+	if c.design.HoldsUntilReleased() {
+		s = longHoldCell(c)
+	}
+	for _, n := range c.nodes[:(len(c.nodes)-1)/2] {
+		s.nemesis = append(s.nemesis, fmt.Sprintf("{fault: crash, target: %s, at: 1100ms, for: 100ms}", n))
+	}
+	return s, ""
+}
+
+// longHoldCell is the workload of the long-hold columns: the others wait out a whole hold, and
+// the run lasts two of them after the fault.
+func longHoldCell(c cellParams) cellSpec {
+	hold := c.longHold()
+	return cellSpec{hold: hold, acquireTimeout: 3 * hold, duration: max(c.duration, 2*hold+c.pause)}
+}
+
+// waiterExpires freezes client-2 while it waits in the queue behind client-1, until its session or
+// lease is over (twice its length, plus half a second for the server to notice), and client-1
+// holds for longer than that. Clients start 300 ms apart, so the queue is client-1 (holding),
+// client-2, client-3. When client-2's place goes, client-3 must look at the queue again and see
+// client-1 still ahead: a design that takes its predecessor's disappearance for the lock's lets
+// client-3 in beside client-1.
+func waiterExpires(c cellParams) (cellSpec, string) {
+	if !c.design.Queued {
+		return cellSpec{}, naNoQueue
+	}
+	const stagger = 300 * time.Millisecond
+	pauseAt := 2*stagger + 200*time.Millisecond
+	pause := 2*c.ttl + 500*time.Millisecond
+	hold := pauseAt + pause + c.ttl // client-1 still holds a lease after client-2's place went
+	return cellSpec{
+		nemesis:        []string{fmt.Sprintf("{fault: pause, target: client-2, at: %s, for: %s}", pauseAt, pause)},
+		hold:           hold,
+		stagger:        stagger,
+		acquireTimeout: 3 * hold,
+		duration:       hold + c.ttl + time.Second, // client-1 releases, the queue moves on
+	}, ""
+}
+
+// pauseAtPoint is the column that pauses client-1, past the lease, at its first pass through the
+// design's k-th own program point (shipped designs have at most two). One point per cell: two
+// pauses in one run would land in one attempt, or in one that was failing anyway.
+func pauseAtPoint(k int) Fault {
+	return Fault{Name: fmt.Sprintf("pause-at-point-%d", k),
+		Summary: fmt.Sprintf("client-1 is frozen past the lease at its first pass through the design's own program point number %d (lockcheck list -v names them)", k),
+		entry: func(c cellParams) (cellSpec, string) {
+			points := c.design.Points
+			if len(points) < k {
+				if len(points) == 0 {
+					return cellSpec{}, naNoPoints
+				}
+				return cellSpec{}, fmt.Sprintf("only %d program point(s) of its own", len(points))
+			}
+			s := faults(fmt.Sprintf("{fault: pause, target: client-1, point: %s, occurrence: 1, for: %s}", points[k-1], c.pause))
+			s.duration = c.duration + c.pause
+			return s, ""
+		}}
 }
 
 // FaultNames lists the columns.
@@ -103,7 +250,7 @@ func params(d locks.Design) (cellParams, error) {
 	if err != nil {
 		return cellParams{}, err
 	}
-	c := cellParams{design: d, ttl: max(500*time.Millisecond, plan.MinTTL), firstNode: plan.Nodes[0]}
+	c := cellParams{design: d, ttl: max(500*time.Millisecond, plan.MinTTL), firstNode: plan.Nodes[0], nodes: plan.Nodes}
 	c.first, _ = plan.Target(c.firstNode)
 	c.pause = 4 * c.ttl
 	c.duration = max(5*time.Second, 6*c.ttl)
@@ -117,11 +264,11 @@ func scenarioYAML(d locks.Design, f Fault, seed int64) (string, string) {
 	if err != nil {
 		return "", err.Error()
 	}
-	entries, na := f.entry(c)
+	cell, na := f.entry(c)
 	if na != "" {
 		return "", na
 	}
-	duration := c.duration
+	duration := or(cell.duration, c.duration)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# lockcheck matrix cell: %s under %s\n", d.Name, f.Name)
 	fmt.Fprintf(&b, "name: %s\n", cellName(d.Name, f.Name))
@@ -129,15 +276,30 @@ func scenarioYAML(d locks.Design, f Fault, seed int64) (string, string) {
 	if len(f.Claims) > 0 {
 		fmt.Fprintf(&b, "claims: [%s]\n", strings.Join(f.Claims, ", "))
 	}
-	fmt.Fprintf(&b, "lock: %s\nnodes: %d\nclients: 3\nttl: %s\nduration: %s\nseed: %d\n", d.Name, d.Nodes, c.ttl, duration, seed)
-	b.WriteString("workload:\n  hold: 100ms\n  think: 10ms\n  stagger: 50ms\n  acquire_timeout: 3s\n")
-	if len(entries) > 0 {
+	fmt.Fprintf(&b, "lock: %s\nnodes: %d\nclients: %d\nttl: %s\nduration: %s\nseed: %d\n", d.Name, d.Nodes, cellClients, c.ttl, duration, seed)
+	fmt.Fprintf(&b, "workload:\n  hold: %s\n  think: 10ms\n  stagger: %s\n  acquire_timeout: %s\n",
+		or(cell.hold, 100*time.Millisecond), or(cell.stagger, 50*time.Millisecond), or(cell.acquireTimeout, 3*time.Second))
+	if cell.reentrant {
+		b.WriteString("  reentrant: true\n")
+	}
+	if len(cell.nemesis) > 0 {
 		b.WriteString("nemesis:\n")
-		for _, e := range entries {
+		for _, e := range cell.nemesis {
 			fmt.Fprintf(&b, "  - %s\n", e)
 		}
 	}
 	return b.String(), ""
+}
+
+// cellClients is the number of clients of every cell.
+const cellClients = 3
+
+// or is d, or def when d is zero.
+func or(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
 }
 
 func cellName(lock, fault string) string { return "matrix-" + lock + "-" + fault }
@@ -155,4 +317,15 @@ func Scenario(d locks.Design, fault string, seed int64) (*scenarios.Scenario, er
 		return nil, fmt.Errorf("%s does not apply to %s: %s", fault, d.Name, na)
 	}
 	return scenarios.Parse(cellName(d.Name, f.Name)+".yaml", []byte(src))
+}
+
+// NotApplicable lists the columns that do not apply to design d, each with its reason.
+func NotApplicable(d locks.Design) []string {
+	var out []string
+	for _, f := range Faults {
+		if _, na := scenarioYAML(d, f, 1); na != "" {
+			out = append(out, f.Name+" ("+na+")")
+		}
+	}
+	return out
 }

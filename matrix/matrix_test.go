@@ -71,6 +71,12 @@ func TestClassify(t *testing.T) {
 			Registers: map[string]checker.RegisterVerdict{resource.Unfenced: reg(checker.Yes, 0)}}, false, Unsafe, "", "double ownership"},
 		{"stuck", checker.Verdict{MutualExclusion: checker.MutualExclusion{Holds: true}, Liveness: checker.Liveness{Acquisitions: 1, Stuck: true},
 			Registers: map[string]checker.RegisterVerdict{resource.Unfenced: reg(checker.Yes, 0)}}, false, Stuck, "", "lock stuck"},
+		{"the none column: double ownership is unsafe even when fencing kept the data", checker.Verdict{MutualExclusion: overlap, Liveness: live,
+			FaultFree: true, Registers: map[string]checker.RegisterVerdict{
+				resource.Unfenced: reg(checker.No, 1), resource.FencedRW: reg(checker.Yes, 0)}}, true, Unsafe, "fenced-rw", "with no fault"},
+		{"damaged", checker.Verdict{MutualExclusion: checker.MutualExclusion{Holds: true}, Liveness: live,
+			Collateral: checker.Collateral{FailedReleases: 3, FailedByClient: map[string]int{"client-1": 3}},
+			Registers:  map[string]checker.RegisterVerdict{resource.Unfenced: reg(checker.Yes, 0)}}, false, Damaged, "", "3 failed releases"},
 	}
 	for _, c := range cases {
 		o := Classify(c.v, c.token)
@@ -86,8 +92,35 @@ func TestCellStatusIsTheMostFrequentAndTiesGoToTheWorse(t *testing.T) {
 	if c.Status != Unsafe || c.Agree != 1 || c.Runs != 2 || c.Label() != "unsafe 1/2" {
 		t.Fatalf("got %+v label %q", c, c.Label())
 	}
-	if c.Meets(Rescued) || !(Cell{Status: Rescued}).Meets(Rescued) || (Cell{Status: Rescued}).Meets(Safe) || !(Cell{Status: NA}).Meets(Safe) {
-		t.Fatal("gate rules wrong")
+	d := Cell{Outcomes: []Outcome{{Status: Damaged, FailedReleases: 2}}}
+	d.summarise()
+	if d.Label() != "damaged (failed releases)" {
+		t.Errorf("damaged label %q", d.Label())
+	}
+}
+
+// --require S passes exactly the cells with status S or better in the strict order; n/a always
+// passes, error never; no gate passes everything but errors.
+func TestMeetsFollowsTheStrictOrder(t *testing.T) {
+	order := []Status{Safe, Damaged, Rescued, Stuck, Inconclusive, Unsafe}
+	for i, require := range order {
+		for j, status := range order {
+			if got := (Cell{Status: status}).Meets(require); got != (j <= i) {
+				t.Errorf("%s cell under --require %s: passes %t, want %t", status, require, got, j <= i)
+			}
+		}
+		if !(Cell{Status: NA}).Meets(require) || (Cell{Status: Error}).Meets(require) {
+			t.Errorf("--require %s: n/a must pass and error must not", require)
+		}
+	}
+	if !(Cell{Status: Unsafe}).Meets("") || (Cell{Status: Error}).Meets("") {
+		t.Error("without a gate every cell but an error passes")
+	}
+	if _, err := ParseRequire("rescue"); err == nil || !strings.Contains(err.Error(), "want one of safe, damaged, rescued, stuck, inconclusive, unsafe") {
+		t.Errorf("ParseRequire(rescue): %v", err)
+	}
+	if s, err := ParseRequire("damaged"); err != nil || s != Damaged {
+		t.Errorf("ParseRequire(damaged): %v %v", s, err)
 	}
 }
 

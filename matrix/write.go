@@ -122,11 +122,14 @@ func (m *Matrix) Markdown(w io.Writer, base string) {
 		}
 		fmt.Fprintf(w, "- %s × %s: **%s** — %s%s\n", c.Lock, c.Fault, c.Label(), c.Detail, folder)
 	}
-	fmt.Fprint(w, "\nStatuses: safe = mutual exclusion held and nothing lost; unsafe = double ownership or the "+
-		"unfenced register lost data, and no register of the design kept it correct (a double ownership that lost "+
-		"nothing in this run is unsafe too); rescued = the unfenced register lost data but the named fencing register "+
-		"stayed linearizable with nothing lost; stuck = the lock was never freed again; inconclusive = the run proves "+
-		"nothing (no acquisition); n/a = the fault does not apply. Reproduce a cell: "+
+	fmt.Fprint(w, "\nStatuses, best first: safe = mutual exclusion held, nothing lost, no collateral damage; "+
+		"damaged = mutual exclusion held and nothing lost, but a holder that had the lock by every record saw a failed "+
+		"release, a fenced register refused it, or tokens came out of order; rescued = the unfenced register lost data "+
+		"but the named fencing register stayed linearizable with nothing lost; stuck = the lock was never freed again; "+
+		"inconclusive = the run proves nothing (no acquisition); unsafe = double ownership or the unfenced register lost "+
+		"data, and no register of the design kept it correct (a double ownership that lost nothing in this run is unsafe "+
+		"too, and so is any failure with no fault, fencing or not); n/a = the fault does not apply. "+
+		"`--require S` passes S and every better status. Reproduce a cell: "+
 		"`lockcheck matrix --locks LOCK --faults FAULT`.\n")
 }
 
@@ -157,7 +160,7 @@ var page = template.Must(template.New("matrix").Funcs(template.FuncMap{
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
 table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:6px 8px;vertical-align:top}
 th{background:#f4f4f4;font-weight:600}td.lock{font-weight:600;white-space:nowrap}
-.safe{background:#d9f2dd}.rescued{background:#fff2c2}.unsafe{background:#f8d0cc}.stuck{background:#e4d7f5}
+.safe{background:#d9f2dd}.damaged{background:#e6f0c0}.rescued{background:#fff2c2}.unsafe{background:#f8d0cc}.stuck{background:#e4d7f5}
 .na{background:#eee;color:#888}.error{background:#888;color:#fff}
 td small{display:block;color:#444;max-width:18em}a{color:inherit}
 </style></head><body>
@@ -166,7 +169,7 @@ td small{display:block;color:#444;max-width:18em}a{color:inherit}
 <table><tr><th>lock</th>{{range .M.Faults}}<th title="{{summary .}}">{{.}}</th>{{end}}</tr>
 {{range $lock := .M.Locks}}<tr><td class="lock">{{$lock}}</td>{{range $f := $.M.Faults}}{{with cell $.M $lock $f}}<td class="{{if eq .Status "n/a"}}na{{else}}{{.Status}}{{end}}">{{with link $.Base .}}<a href="{{.}}">{{end}}{{.Label}}{{if link $.Base .}}</a>{{end}}<small>{{.Detail}}</small></td>{{else}}<td>—</td>{{end}}{{end}}</tr>
 {{end}}</table>
-<p>safe: mutual exclusion held, nothing lost · unsafe: the lock failed and nothing the design offers kept the data correct · rescued: a fencing register stayed correct · stuck: never freed again · n/a: fault does not apply</p>
+<p>Best first — safe: mutual exclusion held, nothing lost, no collateral damage · damaged: held and nothing lost, but rightful holders were harmed (failed releases, refused by fencing, tokens out of order) · rescued: the lock failed under the fault, a fencing register stayed correct · stuck: never freed again · inconclusive: the run proves nothing · unsafe: the lock failed and nothing the design offers kept the data correct (with no fault, fencing is no rescue) · n/a: fault does not apply</p>
 </body></html>
 `))
 

@@ -21,6 +21,10 @@ type Fault struct {
 	Latency yamltime.Duration `yaml:"latency"` // delay: how long each byte is held back...
 	Jitter  yamltime.Duration `yaml:"jitter"`  // ...give or take this much
 	Period  yamltime.Duration `yaml:"period"`  // strobe: how long the clock stays at each of its two settings
+
+	// As is the lock state (Holder, Waiter, Overtaken) Target was resolved from when the fault
+	// started; set by the nemesis, never written in a scenario.
+	As string `yaml:"-"`
 }
 
 // Optional fields by their scenario names: the loader refuses one a kind does not take.
@@ -54,6 +58,9 @@ func (f Fault) SetFields() []string {
 // from ±MaxOffset; partitions and delays act on a client's links to a random non-empty subset of
 // the lock nodes, delays by a latency drawn from (0, MaxLatency].
 type Random struct {
+	// Mode is random (the default: Jepsen's style) or hunt (hunt.go: faults aimed at clients in
+	// the lock states where they can matter).
+	Mode       string            `yaml:"mode"`
 	Faults     []string          `yaml:"faults"`
 	Targets    []string          `yaml:"targets"`
 	Interval   yamltime.Duration `yaml:"interval"`
@@ -67,6 +74,8 @@ type Random struct {
 	ByKind map[string][]string `yaml:"-"`
 	Nodes  []string            `yaml:"-"` // the lock nodes a partition or delay may cut a client from
 	Seed   int64               `yaml:"-"`
+	TTL    time.Duration       `yaml:"-"` // the lock's TTL (hunt: how long a move waits for its moment)
+	Points []string            `yaml:"-"` // the design's own program points (hunt: moves at them)
 }
 
 // Schedule is what a scenario asks of the nemesis.

@@ -107,7 +107,15 @@ func Colour(kind string) string {
 
 // baseLabel is "kind target", with the links it acted on.
 func baseLabel(f history.Fault) string {
-	return f.Kind + " " + f.Target + nodesLabel(f.Nodes)
+	return f.Kind + " " + f.Target + asLabel(f.As) + nodesLabel(f.Nodes)
+}
+
+// asLabel names the lock state a fault's target was chosen by: " (holder)".
+func asLabel(as string) string {
+	if as == "" {
+		return ""
+	}
+	return " (" + as + ")"
 }
 
 // nodesLabel names the links a fault acted on: " ↔ n4,n5".

@@ -5,12 +5,15 @@
 // scenario's use of it is checked, how it is drawn at random, carried out and healed, and how
 // reports show it; one file per kind. A schedule mixes faults at a client's program point
 // (deterministic: "stop client-1 the 2nd time it passes after-acquire"), at a time from the start
-// of the run, and a seeded random package in Jepsen's style. Heal ends everything still in force.
+// of the run, and a seeded random package in Jepsen's style, or one that hunts (hunt.go). A
+// client fault may name a lock state instead of a client (holder, waiter, overtaken: lockstate.go),
+// resolved from the history when the fault starts. Heal ends everything still in force.
 package nemesis
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,6 +34,25 @@ type Nemesis struct {
 	points  map[pointKey]Fault
 	skewed  map[string]ClockSetter // clocks set by a fault, reset by Heal
 	network Network
+
+	// state follows the lock through the history, for faults whose target is a lock state.
+	state *LockState
+	// rolePoints are the planned faults at a program point whose target is a lock state: the
+	// first client to pass the point in that state (the occurrence-th such pass) takes it.
+	rolePoints []*rolePoint
+	// arm and disarm, if set, tell every client to stop at each pass of a point, and to stop
+	// stopping there once no fault waits at it any more.
+	arm, disarm func(point string)
+}
+
+// rolePoint is a planned fault at a program point whose target is a lock state.
+type rolePoint struct {
+	f      Fault
+	passes int  // passes of the point by a client in the state so far
+	fired  bool // it has been given a client (or called off)
+	// taken and done, when set, are closed when a client takes the fault and when the fault is
+	// over (a hunt waits for them).
+	taken, done chan struct{}
 }
 
 type pointKey struct {
@@ -42,7 +64,7 @@ type pointKey struct {
 func New(targets map[string]Target, record func(history.Event)) *Nemesis {
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &Nemesis{targets: map[string]Target{}, record: record, ctx: ctx, cancel: cancel,
-		points: map[pointKey]Fault{}, skewed: map[string]ClockSetter{}}
+		points: map[pointKey]Fault{}, skewed: map[string]ClockSetter{}, state: NewLockState()}
 	for name, t := range targets {
 		n.targets[name] = t
 	}
@@ -63,6 +85,23 @@ func (n *Nemesis) SetNetwork(net Network) {
 	n.network = net
 }
 
+// Observe takes an event of the run's history into account: the clients' events and the
+// controller's notes must pass through here (the nemesis sees its own), so that a fault whose
+// target is a lock state finds the client in it.
+func (n *Nemesis) Observe(e history.Event) { n.state.Observe(e) }
+
+// State is the lock's state as the nemesis follows it.
+func (n *Nemesis) State() *LockState { return n.state }
+
+// SetArming gives the nemesis a way to tell every client to stop at each pass of a program point
+// (a hunt's move), and to stop stopping there (also the points of Schedule.EveryPass) once no
+// fault waits there any more.
+func (n *Nemesis) SetArming(arm, disarm func(point string)) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.arm, n.disarm = arm, disarm
+}
+
 func (n *Nemesis) target(name string) Target {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -80,11 +119,31 @@ func (n *Nemesis) net() Network {
 func (n *Nemesis) Plan(s Schedule) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.rolePoints != nil {
+		return // planned already
+	}
+	n.rolePoints = []*rolePoint{}
 	for _, f := range s.Faults {
-		if f.Point != "" {
+		switch {
+		case f.Point == "":
+		case IsClientRole(f.Target):
+			n.rolePoints = append(n.rolePoints, &rolePoint{f: f})
+		default:
 			n.points[pointKey{f.Target, f.Point, f.Occurrence}] = f
 		}
 	}
+}
+
+// EveryPass lists the program points every client must stop at on each pass (until disarmed),
+// so the nemesis can see who passes them in which lock state.
+func (s Schedule) EveryPass() []string {
+	var out []string
+	for _, f := range s.Faults {
+		if f.Point != "" && IsClientRole(f.Target) && !slices.Contains(out, f.Point) {
+			out = append(out, f.Point)
+		}
+	}
+	return out
 }
 
 // Start checks that every kind and target of s exists, plans its point faults (if Plan was not
@@ -94,7 +153,7 @@ func (n *Nemesis) Start(s Schedule) error {
 		if _, err := Lookup(f.Kind); err != nil {
 			return fmt.Errorf("nemesis: %w", err)
 		}
-		if n.target(f.Target) == nil {
+		if n.target(f.Target) == nil && !IsClientRole(f.Target) {
 			return fmt.Errorf("nemesis: no target %q", f.Target)
 		}
 	}
@@ -104,7 +163,7 @@ func (n *Nemesis) Start(s Schedule) error {
 			names = append(names, ts...)
 		}
 		for _, name := range names {
-			if n.target(name) == nil {
+			if n.target(name) == nil && !IsClientRole(name) {
 				return fmt.Errorf("nemesis: no target %q", name)
 			}
 		}
@@ -131,7 +190,11 @@ func (n *Nemesis) Start(s Schedule) error {
 		n.wg.Add(1)
 		go func() {
 			defer n.wg.Done()
-			n.random(*s.Random)
+			if s.Random.Mode == ModeHunt {
+				n.hunt(*s.Random)
+			} else {
+				n.random(*s.Random)
+			}
 		}()
 	}
 	return nil
@@ -143,7 +206,15 @@ func (n *Nemesis) Stopped(target, point string, occurrence int) {
 	n.mu.Lock()
 	f, ok := n.points[pointKey{target, point, occurrence}]
 	n.mu.Unlock()
+	var rp *rolePoint
+	if !ok && n.ctx.Err() == nil {
+		f, rp = n.rolePointFor(target, point)
+		ok = rp != nil
+	}
 	if !ok || n.ctx.Err() != nil {
+		if rp != nil && rp.done != nil {
+			close(rp.done) // taken just as the run healed: nothing to wait for
+		}
 		// A stop nobody planned, or one reached after healing, would leave the client frozen:
 		// resume it at once.
 		if t := n.target(target); t != nil {
@@ -155,7 +226,53 @@ func (n *Nemesis) Stopped(target, point string, occurrence int) {
 	go func() {
 		defer n.wg.Done()
 		n.apply(f, true)
+		if rp != nil && rp.done != nil {
+			close(rp.done)
+		}
 	}()
+}
+
+// rolePointFor finds the fault, planned at point for a lock state, that client takes by passing
+// point now, and marks it given; when no fault waits at point any more, the clients are told to
+// stop stopping there.
+func (n *Nemesis) rolePointFor(client, point string) (Fault, *rolePoint) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var hit *rolePoint
+	for _, rp := range n.rolePoints {
+		if rp.fired || rp.f.Point != point || !n.state.AtPoint(client, rp.f.Target) {
+			continue
+		}
+		if rp.passes++; rp.passes == rp.f.Occurrence {
+			hit, rp.fired = rp, true
+			break
+		}
+	}
+	if hit == nil {
+		return Fault{}, nil
+	}
+	if hit.taken != nil {
+		close(hit.taken)
+	}
+	if !n.waitingAt(point) && n.disarm != nil {
+		go n.disarm(point)
+	}
+	f := hit.f
+	f.As, f.Target = f.Target, client
+	if f.As == passer {
+		f.As = ""
+	}
+	return f, hit
+}
+
+// waitingAt reports whether a fault still waits for a pass of point. Call with n.mu held.
+func (n *Nemesis) waitingAt(point string) bool {
+	for _, rp := range n.rolePoints {
+		if !rp.fired && rp.f.Point == point {
+			return true
+		}
+	}
+	return false
 }
 
 // Heal cancels what has not happened yet, ends every fault in force (resuming processes, healing
@@ -168,6 +285,15 @@ func (n *Nemesis) Heal() {
 }
 
 func (n *Nemesis) apply(f Fault, stopped bool) {
+	if IsClientRole(f.Target) && !stopped {
+		client, ok := n.await(f.Target, n.first)
+		if !ok {
+			n.stamp(history.Event{Process: history.Nemesis, Type: history.Fail, F: f.Kind, Op: n.nextOp(), Target: f.Target,
+				As: f.Target, Error: fmt.Sprintf("no client was the %s before the run healed", f.Target)})
+			return
+		}
+		f.As, f.Target = f.Target, client
+	}
 	k, err := Lookup(f.Kind)
 	if err != nil {
 		n.stamp(history.Event{Process: history.Nemesis, Type: history.Fail, F: f.Kind, Op: n.nextOp(), Target: f.Target, Error: err.Error()})
@@ -184,16 +310,36 @@ func (n *Nemesis) nextOp() int64 {
 	return n.op
 }
 
+// await waits until some client is in role (bounded by the heal) and returns the one pick
+// chooses among them.
+func (n *Nemesis) await(role string, pick func([]string) string) (string, bool) {
+	for {
+		changed := n.state.Changed()
+		if c := n.state.Candidates(role); len(c) > 0 {
+			return pick(c), true
+		}
+		select {
+		case <-changed:
+		case <-n.ctx.Done():
+			return "", false
+		}
+	}
+}
+
+// first picks the likeliest candidate (LockState.Candidates' order).
+func (n *Nemesis) first(c []string) string { return c[0] }
+
 // stamp records e now.
 func (n *Nemesis) stamp(e history.Event) {
 	e.Time = history.Now()
 	n.record(e)
+	n.state.Observe(e)
 }
 
 // begin is a fault's invoke event.
 func (n *Nemesis) begin(f Fault, op int64) history.Event {
 	return history.Event{Process: history.Nemesis, Type: history.Invoke, F: f.Kind, Op: op,
-		Target: f.Target, Point: f.Point, Duration: int64(d(f.For))}
+		Target: f.Target, As: f.As, Point: f.Point, Duration: int64(d(f.For))}
 }
 
 // end is a fault's completion event.

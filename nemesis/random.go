@@ -72,6 +72,9 @@ func (r Random) Suitable(v View) map[string][]string {
 // CheckRandom checks a random package against the scenario; fields are relative to the package
 // ("faults", "targets", "max_offset", ...). targets lists every target of the scenario.
 func CheckRandom(r Random, v View, targets []string, bad Report) {
+	if r.Mode != "" && !slices.Contains(Modes, r.Mode) {
+		bad("mode", "unknown mode %q; valid modes: %s", r.Mode, strings.Join(Modes, ", "))
+	}
 	drawable := RandomNames()
 	if len(r.Faults) == 0 {
 		bad("faults", "list at least one fault (%s)", strings.Join(drawable, ", "))

@@ -72,6 +72,7 @@ type registerRow struct {
 	Name, Class, Linearizable, Lost, Final, Link        string
 	Applicable                                          bool
 	Acked, ReadsRejected, WritesRejected, WritesUnknown int
+	LegitRejected                                       int
 }
 
 type faultKind struct{ Kind, Color string }
@@ -96,6 +97,8 @@ type pageFields struct {
 	Registers                     []registerRow
 	Fairness                      []fairnessRow // fairness.go
 	FairnessTotal                 string
+	Collateral                    []collateralRow // collateral.go
+	CollateralTotal               string
 	Files                         []string
 	ScenarioText                  string
 	CSS                           template.CSS
@@ -169,6 +172,7 @@ func pageData(r *run) (*pageFields, error) {
 		}
 	}
 	d.Fairness, d.FairnessTotal = fairnessRows(v.Fairness), fairnessTotal(v.Fairness)
+	d.Collateral, d.CollateralTotal = collateralRows(v.Collateral), collateralTotal(v.Collateral)
 	seen := map[string]bool{}
 	for _, f := range r.faults {
 		if !seen[f.Kind] {
@@ -189,7 +193,8 @@ func pageData(r *run) (*pageFields, error) {
 
 func newRegisterRow(r *run, name string, rv checker.RegisterVerdict) registerRow {
 	row := registerRow{Name: name, Applicable: rv.Applicable, Linearizable: rv.Linearizable, Lost: "?", Final: "-",
-		Acked: rv.AckedIncrements, ReadsRejected: rv.ReadsRejected, WritesRejected: rv.WritesRejected, WritesUnknown: rv.WritesUnknown}
+		Acked: rv.AckedIncrements, ReadsRejected: rv.ReadsRejected, WritesRejected: rv.WritesRejected, WritesUnknown: rv.WritesUnknown,
+		LegitRejected: rv.LegitRejected}
 	if rv.LostUpdatesKnown {
 		row.Lost = fmt.Sprint(rv.LostUpdates)
 	}

@@ -5,11 +5,11 @@ import "github.com/lockcheck/lockcheck/checker"
 // headline is the verdict in a few words, and how alarming it is.
 type headline struct {
 	Text  string
-	Class string // "unsafe", "safe", "unknown"
+	Class string // "unsafe", "damaged", "safe", "unknown"
 }
 
 func verdictHeadline(v checker.Verdict) headline {
-	class := map[checker.Outcome]string{checker.Safe: "safe", checker.Rescued: "unsafe", checker.Unsafe: "unsafe"}[checker.Judge(v).Outcome]
+	class := map[checker.Outcome]string{checker.Safe: "safe", checker.Damaged: "damaged", checker.Rescued: "unsafe", checker.Unsafe: "unsafe"}[checker.Judge(v).Outcome]
 	if class == "" {
 		class = "unknown"
 	}

@@ -38,6 +38,11 @@ type Options struct {
 	ProviderConfig string
 	// Duration, if set, runs the scenario this long instead of its own duration (a soak).
 	Duration time.Duration
+	// StopAfterOverlap, if set, ends the run (as its duration would: faults healed, clients
+	// released, history judged) this long after the history first shows two clients holding
+	// the lock at once: a search for the first violation need not run on. Not for read/write
+	// designs, whose readers share the lock.
+	StopAfterOverlap time.Duration
 }
 
 // ErrInterrupted marks a run cut short by its context (Ctrl-C). Its history is still judged.
@@ -144,6 +149,15 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 	nem.SetNetwork(svc.service)
 	nem.Plan(sched) // before any client can reach a program point
 	defer nem.Heal()
+	nem.SetArming(func(point string) {
+		for _, w := range workers {
+			_ = w.Arm(point)
+		}
+	}, func(point string) {
+		for _, w := range workers {
+			_ = w.Disarm(point)
+		}
+	})
 	abandon := func() { // stop every worker at once and wait for their last events
 		for _, w := range workers {
 			finishing.Store(w.Name, true)
@@ -158,7 +172,7 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 			return err
 		}
 		defer logFile.Close()
-		w, err := workloads.Spawn(o.Worker, o.WorkerEnv, workerConfig(sc, svc, name, i), logFile)
+		w, err := workloads.Spawn(o.Worker, o.WorkerEnv, workerConfig(sc, sched, svc, name, i), logFile)
 		if err != nil {
 			abandon()
 			note(history.End, history.Event{Error: err.Error()})
@@ -172,6 +186,7 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 			defer pumps.Done()
 			for e := range w.Events {
 				record(e)
+				nem.Observe(e) // faults aimed at the holder or a waiter follow the history
 				switch {
 				case e.F == workloads.Stopped:
 					go atPoint(nem, w, e)
@@ -183,7 +198,10 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 				}
 			}
 			if _, asked := finishing.Load(w.Name); !asked {
-				note(history.Crash, history.Event{Target: w.Name, Error: "worker exited before the end of the run"})
+				crash := history.Event{Target: w.Name, Error: "worker exited before the end of the run"}
+				note(history.Crash, crash)
+				crash.Process, crash.F = history.Controller, history.Crash
+				nem.Observe(crash)
 			}
 		}()
 	}
@@ -207,9 +225,16 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 		_ = w.Go()
 	}
 
+	overlap := make(<-chan time.Time) // never, unless asked for
+	if o.StopAfterOverlap > 0 && !sc.Design().ReadWrite {
+		watch, stopWatching := context.WithCancel(ctx)
+		defer stopWatching()
+		overlap = afterOverlap(watch, nem.State(), o.StopAfterOverlap)
+	}
 	interrupted := false
 	var brokenErr error
 	select {
+	case <-overlap:
 	case <-time.After(sc.Duration.D()):
 	case <-ctx.Done():
 		interrupted = true
@@ -261,6 +286,35 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 	return nil
 }
 
+// afterOverlap fires once state shows two clients' holds overlapping. Two holders at once, as the
+// events arrive, are a suspicion (one client's release may still be in its pipe): after grace,
+// the events of that moment have arrived and their times decide.
+func afterOverlap(ctx context.Context, state *nemesis.LockState, grace time.Duration) <-chan time.Time {
+	fire := make(chan time.Time, 1)
+	go func() {
+		for {
+			changed := state.Changed()
+			if len(state.Candidates(nemesis.Holder)) >= 2 {
+				select {
+				case <-time.After(grace):
+				case <-ctx.Done():
+					return
+				}
+				if state.Overlapping() {
+					fire <- time.Now()
+					return
+				}
+			}
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return fire
+}
+
 // clientTarget is a client as the nemesis sees it: a process to pause or kill, and a clock.
 type clientTarget struct {
 	*proc.Process
@@ -303,7 +357,7 @@ func recordResource(ctx context.Context, addr string, record func(history.Event)
 	}
 }
 
-func workerConfig(sc *scenarios.Scenario, svc *servers, client string, i int) workloads.Config {
+func workerConfig(sc *scenarios.Scenario, sched nemesis.Schedule, svc *servers, client string, i int) workloads.Config {
 	cfg := workloads.Config{
 		Client:    client,
 		Lock:      sc.Lock,
@@ -331,6 +385,9 @@ func workerConfig(sc *scenarios.Scenario, svc *servers, client string, i int) wo
 		if f.Random == nil && f.Point != "" && f.Target == client {
 			cfg.StopAt = append(cfg.StopAt, workloads.StopAt{Point: f.Point, Occurrence: f.Occurrence})
 		}
+	}
+	for _, point := range sched.EveryPass() { // the nemesis picks the pass by the lock's state
+		cfg.StopAt = append(cfg.StopAt, workloads.StopAt{Point: point, Every: true})
 	}
 	return cfg
 }

@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lockcheck/lockcheck/internal/yamlpos"
+	"github.com/lockcheck/lockcheck/internal/yamltime"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/resource"
@@ -66,6 +67,7 @@ func Parse(path string, src []byte) (*Scenario, error) {
 	s.Path, s.Source = path, src
 	errs := s.resolveLock(&root)
 	s.applyDefaults()
+	errs = append(errs, s.resolveTTLs()...)
 	if errs = append(errs, s.validate()...); len(errs) > 0 {
 		for _, e := range errs {
 			if e.File == "" { // not already placed in a design file
@@ -97,6 +99,12 @@ func yamlErrors(path string, idx yamlpos.Index, err error) error {
 			e.Line, _ = strconv.Atoi(g[1])
 			e.Msg = g[2]
 			e.Field = idx.FieldAt(e.Line)
+			if field, msg, ok := unknownField(idx, e.Line, e.Msg); ok {
+				e.Msg = msg
+				if field != "" {
+					e.Field = field
+				}
+			}
 		}
 		errs = append(errs, e)
 	}
@@ -131,6 +139,18 @@ func (s *Scenario) applyDefaults() {
 	for i := range s.Nemesis {
 		if s.Nemesis[i].Point != "" && s.Nemesis[i].Occurrence == 0 {
 			s.Nemesis[i].Occurrence = 1
+		}
+		if r := s.Nemesis[i].Random; r != nil && r.Mode == nemesis.ModeHunt {
+			// A hunt follows the lock's states, with lengths that can outlast a lease.
+			if len(r.Targets) == 0 {
+				r.Targets = nemesis.RoleNames()
+			}
+			if s.TTL != 0 && r.MinFor == 0 && r.MaxFor == 0 {
+				r.MinFor, r.MaxFor = yamltime.TTLs(1.2), yamltime.TTLs(3)
+			}
+			if s.TTL != 0 && r.Interval == 0 {
+				r.Interval = yamltime.TTLs(2)
+			}
 		}
 	}
 }
@@ -241,6 +261,7 @@ func (s *Scenario) validateNemesis(bad func(string, string, ...any)) {
 			if s.plan != nil {
 				e.Random.ByKind = e.Random.Suitable(v)
 				e.Random.Nodes = s.plan.Nodes
+				e.Random.Points = s.design.Points
 			}
 			nemesis.CheckRandom(*e.Random, v, targets, func(field, format string, a ...any) { bad(p+".random."+field, format, a...) })
 			continue
@@ -255,6 +276,9 @@ func (s *Scenario) validateNemesis(bad func(string, string, ...any)) {
 		case e.Point != "":
 			if known && !t.Client {
 				at("point", "program points are in clients; %s is a server", e.Target)
+			}
+			if e.Target == nemesis.Waiter && slices.Contains(workloads.Points, e.Point) {
+				at("point", "a client passes %s while it holds the lock, never while it waits; a waiter's points are the design's own inside its acquire (%s)", e.Point, strings.Join(s.design.Points, ", "))
 			}
 			if !slices.Contains(points, e.Point) {
 				at("point", "unknown program point %q; valid points for %s: %s", e.Point, s.Lock, strings.Join(points, ", "))
@@ -286,6 +310,9 @@ func (v view) Target(name string) (nemesis.TargetInfo, bool) {
 	if slices.Contains(v.s.ClientNames(), name) {
 		return nemesis.TargetInfo{Name: name, Client: true}, true
 	}
+	if r, ok := nemesis.ClientRole(name); ok {
+		return r, true
+	}
 	if v.s.plan == nil {
 		return nemesis.TargetInfo{}, false
 	}
@@ -300,7 +327,8 @@ func (v view) ClientLinks() []string {
 	return append(out, "resource")
 }
 
-// names lists every target: clients, then the lock service's servers and roles.
+// names lists every target: clients, the lock service's servers and roles, then the clients'
+// lock states (holder, waiter, overtaken).
 func (v view) names() []string {
 	out := v.s.ClientNames()
 	if v.s.plan != nil {
@@ -308,5 +336,5 @@ func (v view) names() []string {
 			out = append(out, t.Name)
 		}
 	}
-	return out
+	return append(out, nemesis.RoleNames()...)
 }

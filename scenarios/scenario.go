@@ -139,7 +139,7 @@ func (s *Scenario) Schedule() nemesis.Schedule {
 	for _, e := range s.Nemesis {
 		if r := e.Random; r != nil {
 			rc := *r
-			rc.Seed = s.Seed
+			rc.Seed, rc.TTL = s.Seed, s.TTL.D()
 			sch.Random = &rc
 			continue
 		}

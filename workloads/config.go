@@ -54,9 +54,13 @@ type Workload struct {
 
 // StopAt asks the worker to stop itself (SIGSTOP) the Occurrence-th time it passes Point; what
 // happens next (resume after a while, or SIGKILL) is the controller's business.
+// Every asks it to stop at each pass instead (until a "disarm" command for Point; "arm" starts
+// that later): the controller then picks which pass a fault takes, by the lock state the history
+// shows.
 type StopAt struct {
 	Point      string `json:"point"`
-	Occurrence int    `json:"occurrence"`
+	Occurrence int    `json:"occurrence,omitempty"`
+	Every      bool   `json:"every,omitempty"`
 }
 
 // Config is everything a worker needs, sent as its first line of input.
@@ -88,10 +92,12 @@ type ClockSetting struct {
 }
 
 // Command is a later line of input: "go" (start, when the config said AwaitGo), "stop" (finish
-// the current cycle, release, exit) or "clock" (set the client's clock).
+// the current cycle, release, exit), "clock" (set the client's clock), "arm" (stop at each pass
+// of Point) or "disarm" (no more).
 type Command struct {
 	Cmd   string       `json:"cmd"`
 	Clock ClockSetting `json:"clock,omitempty"`
+	Point string       `json:"point,omitempty"`
 }
 
 // StopCommand is the line that ends a worker; GoCommand starts one that awaits it.

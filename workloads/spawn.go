@@ -125,6 +125,16 @@ func (w *Worker) SetClock(offset time.Duration, rate float64) error {
 	return w.send(mustJSON(Command{Cmd: "clock", Clock: ClockSetting{Offset: offset, Rate: rate}}))
 }
 
+// Arm makes the worker stop at each pass of point (as StopAt.Every does from the start).
+func (w *Worker) Arm(point string) error {
+	return w.send(mustJSON(Command{Cmd: "arm", Point: point}))
+}
+
+// Disarm calls off the worker's stops at each pass of point.
+func (w *Worker) Disarm(point string) error {
+	return w.send(mustJSON(Command{Cmd: "disarm", Point: point}))
+}
+
 // Finish asks the worker to finish its current cycle, release, and exit.
 func (w *Worker) Finish() error { return w.send(StopCommand) }
 

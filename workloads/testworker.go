@@ -19,3 +19,15 @@ func RunIfTestWorker() {
 	}
 	os.Exit(0)
 }
+
+// RunIfWorkerCommand runs the worker and exits when this program was started as `PROG worker`:
+// how the harness's own tools (lockbench, lockhunt, lockmutants) serve as their runs' workers.
+func RunIfWorkerCommand() {
+	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		if err := Run(); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+}

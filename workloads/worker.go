@@ -65,6 +65,8 @@ func Main(in io.Reader, out io.Writer, logger *slog.Logger) error {
 				return
 			case "clock":
 				w.clock.Set(c.Clock.Offset, c.Clock.Rate)
+			case "arm", "disarm":
+				w.arm(c.Point, c.Cmd == "arm")
 			}
 		}
 	}()
@@ -93,6 +95,31 @@ type worker struct {
 	op     int64          // last operation id
 	cs     int64          // last critical section number
 	passes map[string]int // how often each program point was passed
+
+	armMu sync.Mutex
+	armed map[string]bool // points to stop at on each pass (StopAt.Every, then arm and disarm)
+}
+
+// arm starts (on) or calls off (!on) the stops at each pass of point.
+func (w *worker) arm(point string, on bool) {
+	w.armMu.Lock()
+	defer w.armMu.Unlock()
+	w.armed[point] = on
+}
+
+// stopsAt reports whether the scenario asked to stop at this pass of point.
+func (w *worker) stopsAt(point string, pass int) bool {
+	w.armMu.Lock()
+	defer w.armMu.Unlock()
+	if w.armed[point] {
+		return true
+	}
+	for _, s := range w.cfg.StopAt {
+		if s.Point == point && s.Occurrence == pass {
+			return true
+		}
+	}
+	return false
 }
 
 func newWorker(cfg Config, out io.Writer, logger *slog.Logger) (*worker, error) {
@@ -104,8 +131,14 @@ func newWorker(cfg Config, out io.Writer, logger *slog.Logger) (*worker, error) 
 		cfg: cfg, design: design, out: out, log: logger,
 		rng:    rand.New(rand.NewPCG(uint64(cfg.Seed), 0x10c6c7ec)),
 		passes: map[string]int{},
+		armed:  map[string]bool{},
 		store:  resource.Dial(cfg.Resource, cfg.Workload.Timeout),
 		clock:  clock.NewSkewed(cfg.Clock.Offset, cfg.Clock.Rate),
+	}
+	for _, s := range cfg.StopAt {
+		if s.Every {
+			w.armed[s.Point] = true
+		}
 	}
 	w.lock, err = design.New(locks.Env{
 		Client: cfg.Client, Nodes: cfg.Endpoints.Nodes, Params: cfg.Endpoints.Params, Sentinel: cfg.Endpoints.Sentinel,
@@ -161,21 +194,21 @@ func (w *worker) point(name string) {
 	runtime.LockOSThread() // Gettid and Tgkill must name the same thread
 	defer runtime.UnlockOSThread()
 	w.passes[name]++
-	for _, s := range w.cfg.StopAt {
-		if s.Point == name && s.Occurrence == w.passes[name] {
-			w.emit(history.Event{Type: history.Note, F: Stopped, Point: name, Pass: s.Occurrence})
-			// First whatever else runs in our process group (an external design's program and
-			// its threads: a library's heartbeat must not keep a session alive while we stand
-			// still), then ourselves, last, so that nothing of the client runs on.
-			if _, err := proc.StopGroupPeers(); err != nil {
-				w.log.Error("stop the lock program", "point", name, "err", err)
-			}
-			// Directed at this thread, the stop takes effect before the syscall returns, so no
-			// instruction past the point runs; the whole process stops with it.
-			if err := unix.Tgkill(unix.Getpid(), unix.Gettid(), unix.SIGSTOP); err != nil {
-				w.log.Error("stop self", "point", name, "err", err)
-			}
-		}
+	pass := w.passes[name]
+	if !w.stopsAt(name, pass) {
+		return
+	}
+	w.emit(history.Event{Type: history.Note, F: Stopped, Point: name, Pass: pass})
+	// First whatever else runs in our process group (an external design's program and
+	// its threads: a library's heartbeat must not keep a session alive while we stand
+	// still), then ourselves, last, so that nothing of the client runs on.
+	if _, err := proc.StopGroupPeers(); err != nil {
+		w.log.Error("stop the lock program", "point", name, "err", err)
+	}
+	// Directed at this thread, the stop takes effect before the syscall returns, so no
+	// instruction past the point runs; the whole process stops with it.
+	if err := unix.Tgkill(unix.Getpid(), unix.Gettid(), unix.SIGSTOP); err != nil {
+		w.log.Error("stop self", "point", name, "err", err)
 	}
 }
 
@@ -190,11 +223,13 @@ func (w *worker) loop(stop context.Context) error {
 			continue
 		}
 		w.point(AfterAcquire)
-		nested := w.cfg.Workload.Reentrant && w.nest(history.Reacquire)
-		w.criticalSection(resource.Access{Client: w.cfg.Client, Token: token, Value: locks.ValueOf(w.lock)})
-		if nested {
+		// A reentrant holder takes the lock again and gives that inner level back before its
+		// work, as code that called a helper taking the same lock carries on after it: the
+		// outer hold must survive the inner release.
+		if w.cfg.Workload.Reentrant && w.nest(history.Reacquire) {
 			w.nest(history.Rerelease)
 		}
+		w.criticalSection(resource.Access{Client: w.cfg.Client, Token: token, Value: locks.ValueOf(w.lock)})
 		w.release()
 		if err := w.broken(); err != nil {
 			return err

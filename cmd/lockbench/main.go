@@ -43,16 +43,12 @@ type config struct {
 	only         string // figure 4: only scenarios whose name contains this
 	results      string // where scenario run folders go (removed at the end unless --keep)
 	keep         bool
+	huntCells    string // figure 9: design:fault pairs
+	huntSeeds    int
 }
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "worker" {
-		if err := workloads.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		return
-	}
+	workloads.RunIfWorkerCommand()
 	code := run()
 	_ = proc.KillAll() // nothing we started outlives us
 	os.Exit(code)
@@ -63,7 +59,7 @@ func run() int {
 	var skip string
 	flag.StringVar(&c.out, "out", "results/BENCH.md", "where to write the report")
 	flag.BoolVar(&c.quick, "quick", false, "small counts, for trying the command out (figures are rough)")
-	flag.StringVar(&skip, "skip", "", "comma-separated figure numbers (1-8) to leave out")
+	flag.StringVar(&skip, "skip", "", "comma-separated figure numbers (1-10) to leave out")
 	flag.StringVar(&c.lockTime, "lock-benchtime", "200ms", "-benchtime of each lock cycle benchmark")
 	flag.IntVar(&c.lockCount, "lock-count", 3, "-count of the lock cycle benchmarks")
 	flag.IntVar(&c.checkerCount, "checker-count", 3, "-count of the checker benchmarks, and rounds of figure 7")
@@ -79,6 +75,8 @@ func run() int {
 	flag.StringVar(&c.suitePkgs, "suite", "./...", "packages whose tests figure 5 times (make test: ./...)")
 	flag.StringVar(&c.results, "results", "", "folder for the scenario runs' folders (default: a temporary one, removed)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the scenario runs' folders")
+	flag.StringVar(&c.huntCells, "hunt-cells", "set-nx-px:pause,zk:pause", "figure 9: design:fault pairs lockhunt compares (make hunt-bench: all eight)")
+	flag.IntVar(&c.huntSeeds, "hunt-seeds", 5, "figure 9: seeds of each pair and mode")
 	flag.Parse()
 	c.skip = map[int]bool{}
 	for _, s := range strings.Split(skip, ",") {
@@ -96,6 +94,7 @@ func run() int {
 		c.lockTime, c.lockCount, c.checkerCount, c.startCount = "100ms", 1, 1, 1
 		c.overheadRuns, c.overheadFor, c.seeds = 1, time.Second, 3
 		c.skip[5] = true // the suite takes 8 minutes whatever the counts
+		c.huntSeeds = 2
 	}
 	if _, err := os.Stat("go.mod"); err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench: run me from the module root (where go.mod is): it runs `go test -bench` on the packages")
@@ -133,8 +132,10 @@ func run() int {
 		{7, checkEndToEnd},
 		{6, startUp},
 		{8, soak},
+		{10, mutantScore},
 		{4, firstViolations},
 		{5, suiteWallTime},
+		{9, huntVersusRandom},
 	}
 	failed := false
 	for _, f := range figures {
@@ -178,14 +179,16 @@ func run() int {
 }
 
 var titles = map[int]string{
-	1: "Lock cycle rate",
-	2: "Harness overhead",
-	3: "Checker throughput",
-	4: "Time to first violation",
-	5: "Suite wall time",
-	6: "Start-up",
-	7: "`lockcheck check` end to end",
-	8: "Soak",
+	1:  "Lock cycle rate",
+	2:  "Harness overhead",
+	3:  "Checker throughput",
+	4:  "Time to first violation",
+	5:  "Suite wall time",
+	6:  "Start-up",
+	7:  "`lockcheck check` end to end",
+	8:  "Soak",
+	9:  "Finding violations: random versus hunt",
+	10: "Mutants caught",
 }
 
 // self is this executable, which runs workers with `worker`.

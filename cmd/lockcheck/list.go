@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockcheck/lockcheck/locks"
+	"github.com/lockcheck/lockcheck/matrix"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workloads"
 )
@@ -38,6 +39,9 @@ func newListCommand() *cobra.Command {
 					fmt.Fprintf(out, "  scenarios: %s\n", strings.Join(d.Scenarios, ", "))
 					if len(d.Points) > 0 {
 						fmt.Fprintf(out, "  its own program points: %s\n", strings.Join(d.Points, ", "))
+					}
+					if na := matrix.NotApplicable(d); len(na) > 0 {
+						fmt.Fprintf(out, "  matrix columns that do not apply: %s\n", strings.Join(na, "; "))
 					}
 				}
 			}
@@ -72,7 +76,17 @@ func newFaultsCommand() *cobra.Command {
 				fields := append([]string{"target", "at | point"}, k.Takes...)
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.Name, strings.Join(fields, ", "), random, k.Summary)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			// The targets that follow the lock, for any fault a client can take.
+			fmt.Fprintln(cmd.OutOrStdout(), "\nA client fault's target may be a lock state, resolved when the fault starts (durations may be in TTLs: for: 4ttl):")
+			for _, r := range nemesis.ClientRoles {
+				fmt.Fprintf(cmd.OutOrStdout(), "  %-10s %s\n", r.Name, r.Role)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Random packages take mode: %s (hunt aims each fault at a client in one of these states, when it can matter).\n",
+				strings.Join(nemesis.Modes, " | "))
+			return nil
 		},
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/internal/shard"
 	"github.com/lockcheck/lockcheck/junit"
 	"github.com/lockcheck/lockcheck/matrix"
@@ -19,16 +20,27 @@ func newMatrixCommand() *cobra.Command {
 	var resultsDir, junitFile, require, provider, endpoints, shardFlag string
 	cmd := &cobra.Command{
 		Use:   "matrix",
-		Short: "Run a grid of locks × faults and tabulate safe / unsafe / rescued by fencing / stuck (exit 1: a cell fails --require)",
+		Short: "Run a grid of locks × faults and tabulate safe / damaged / rescued by fencing / stuck / unsafe (exit 1: a cell fails --require)",
 		Long: `Run every lock design under every generic fault (flags narrow the grid), one ordinary
 scenario run per cell, and write the grid as Markdown, JSON and HTML into
-RESULTS/matrix/<time>/ (RESULTS/matrix/latest points at the newest). Each cell says: safe; unsafe
-(double ownership, lost updates; "no token" when the design has none); rescued (the unfenced
-register lost data but the named fencing register kept it correct); stuck (the lock was never
-freed again); inconclusive (no acquisition: the run proves nothing); n/a (the fault does not apply). The full grid takes about 15 minutes on 2 cores.
+RESULTS/matrix/<time>/ (RESULTS/matrix/latest points at the newest). Each cell says, best first:
+  safe          mutual exclusion held, nothing lost, no collateral damage;
+  damaged       mutual exclusion held and nothing lost, but the lock harmed clients that held it
+                rightfully: a failed release, fencing refusing them, tokens out of order;
+  rescued       the lock failed under the fault (double ownership, the unfenced register lost
+                data) but the named fencing register kept the data correct;
+  stuck         the lock was never freed again;
+  inconclusive  no acquisition, or no answer: the run proves nothing;
+  unsafe        the lock failed and nothing the design offers kept the data correct ("no token"
+                when the design has none); a lock that fails with no fault at all (the none
+                column) is unsafe even when fencing kept the data;
+and outside that order n/a (the fault does not apply) and error (the harness failed). The full
+grid takes about 15 minutes on 2 cores.
 
-As a CI gate: --require rescued fails (exit 1) when a cell is neither safe nor rescued;
---require safe when a cell is not safe. Exit 2: the harness itself failed in some cell.
+As a CI gate: --require S fails (exit 1) unless every cell has status S or a better one in the
+order above: --require safe passes only safe cells, --require damaged safe and damaged ones,
+--require rescued safe, damaged and rescued ones, --require stuck also stuck ones, and so on.
+n/a cells always pass. Exit 2: the harness itself failed in some cell (error never passes).
 
 Across CI jobs: --shard K/N runs part K of N of the grid (a cell's part depends only on its lock
 and fault names), each job with its own results folder; lockcheck merge then combines the jobs'
@@ -68,21 +80,13 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 	f.Int64Var(&o.Seed, "seed", 1, "seed of every cell's scenario")
 	f.StringVar(&resultsDir, "results", "results", "folder for run folders and the matrix folder")
 	f.StringVar(&junitFile, "junit", "", "also write JUnit XML here: one test case per cell")
-	f.StringVar(&require, "require", "", "gate: every cell must be safe, or safe or rescued (exit 1 otherwise)")
+	f.StringVar(&require, "require", "", "gate: every cell must have this status or a better one: "+checker.OutcomeNames()+" (exit 1 otherwise)")
 	addProviderFlag(cmd, &provider, &endpoints)
 	f.StringVar(&shardFlag, "shard", "", "run only part K of N of the grid (e.g. 2/3), for a CI job matrix; lockcheck merge combines the parts")
 	return cmd
 }
 
-func parseRequire(require string) (matrix.Status, error) {
-	switch require {
-	case "":
-		return "", nil
-	case string(matrix.Safe), string(matrix.Rescued):
-		return matrix.Status(require), nil
-	}
-	return "", fmt.Errorf("--require %q: want safe or rescued", require)
-}
+func parseRequire(require string) (matrix.Status, error) { return matrix.ParseRequire(require) }
 
 // finishMatrix writes a finished (or merged) matrix's folder, prints it, writes JUnit, and turns
 // it into the exit status: 2 if interrupted or the harness failed in a cell, 1 if a cell fails

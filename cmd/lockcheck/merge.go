@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/debate"
 	"github.com/lockcheck/lockcheck/junit"
 	"github.com/lockcheck/lockcheck/matrix"
@@ -76,7 +77,7 @@ there, and still exits 2). Exit codes as for matrix (with --require) and debate:
 	f := cmd.Flags()
 	f.StringVar(&resultsDir, "results", "results", "where the merged matrix folder goes (RESULTS/matrix/<time>/)")
 	f.StringVar(&out, "out", "results/DEBATE.md", "where the merged debate report goes")
-	f.StringVar(&require, "require", "", "gate on the merged matrix: every cell must be safe, or safe or rescued (exit 1 otherwise)")
+	f.StringVar(&require, "require", "", "gate on the merged matrix: every cell must have this status or a better one: "+checker.OutcomeNames()+" (exit 1 otherwise)")
 	f.BoolVar(&allowMissing, "allow-missing", false, "merge even when shards are missing (the report names them)")
 	return cmd
 }

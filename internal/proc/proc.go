@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"runtime"
@@ -201,12 +202,16 @@ func (p *Process) WaitStopped(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		st, err := p.State()
-		if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+			// /proc/PID is gone: our own Wait has reaped it, and closes exited right after.
 			select {
 			case <-p.exited:
 				return fmt.Errorf("process %d exited before stopping: %w", p.pid, ErrExited)
-			default:
+			case <-ctx.Done():
+				return fmt.Errorf("process %d: %w", p.pid, ctx.Err())
 			}
+		}
+		if err != nil {
 			return err
 		}
 		if st == 'T' {

@@ -1,0 +1,121 @@
+package matrix
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/locks"
+	"github.com/lockcheck/lockcheck/scenarios"
+)
+
+// The derived columns apply exactly to the designs with the property each needs, and say why not
+// to the others.
+func TestDerivedColumnsFollowTheDesignsProperties(t *testing.T) {
+	cases := []struct {
+		lock, fault string
+		na          string // "" when the column applies
+	}{
+		{"redisson", "reentrant", ""},
+		{"pg-advisory", "reentrant", ""},
+		{"set-nx-px", "reentrant", naNotReentrant},
+		{"zk-session-aware", "waiter-expires", ""},
+		{"etcd", "waiter-expires", ""},
+		{"redis-fair", "waiter-expires", ""},
+		{"redisson", "waiter-expires", naNoQueue},
+		{"db-for-update", "waiter-expires", naNoQueue},
+		{"set-nx-px", "pause-overtaken", ""},
+		{"zk", "pause-overtaken", ""},
+		{"redlock", "pause-overtaken", naNoToken},
+		{"redlock", "pause-at-point-1", ""},
+		{"redlock", "pause-at-point-2", ""},
+		{"set-nx-px", "pause-at-point-2", "only 1 program point(s) of its own"},
+		{"zk", "pause-at-point-1", naNoPoints},
+		{"redisson", "partition-long-hold", ""},
+		{"zk-session-aware", "partition-long-hold", ""},
+		{"mysql-get-lock", "crash-restart-long-hold", ""}, // never expires
+		{"set-nx-px", "partition-long-hold", naLeaseEnds},
+		{"redlock", "crash-restart-long-hold", naLeaseEnds},
+		{"redlock", "crash-restart-minority", ""},
+		{"etcd", "crash-restart-minority", ""},
+		{"set-nx-px", "crash-restart-minority", naOneNode},
+		{"zk", "crash-restart-minority", naOneNode}, // one ZooKeeper server unless a scenario asks three
+	}
+	for _, c := range cases {
+		d, err := locks.Get(c.lock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := faultNamed(c.fault)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, na := scenarioYAML(d, f, 1)
+		if na != c.na {
+			t.Errorf("%s × %s: n/a %q, want %q", c.lock, c.fault, na, c.na)
+		}
+		if c.na == "" && src == "" {
+			t.Errorf("%s × %s: no scenario", c.lock, c.fault)
+		}
+	}
+}
+
+// What each derived cell asks of its run: the settings that make the fault matter.
+func TestDerivedCellsShape(t *testing.T) {
+	load := func(lock, fault string) *scenarios.Scenario {
+		t.Helper()
+		d, _ := locks.Get(lock)
+		sc, err := Scenario(d, fault, 1)
+		if err != nil {
+			t.Fatalf("%s × %s: %v", lock, fault, err)
+		}
+		return sc
+	}
+	if sc := load("redisson", "reentrant"); !sc.Workload.Reentrant || len(sc.Nemesis) != 0 {
+		t.Errorf("reentrant: want a reentrant workload and no fault, got reentrant=%v, %d faults", sc.Workload.Reentrant, len(sc.Nemesis))
+	}
+	// The waiter's place must go while client-1 still holds: the pause starts after client-3 has
+	// queued and ends after the session is over, all within client-1's hold.
+	sc := load("zk-session-aware", "waiter-expires")
+	ttl, hold, stagger := sc.TTL.D(), sc.Workload.Hold.D(), sc.Workload.Stagger.D()
+	src, _ := scenarioYAML(mustGet(t, "zk-session-aware"), mustFault(t, "waiter-expires"), 1)
+	if !strings.Contains(src, "target: client-2, at: 800ms, for: 2.5s") {
+		t.Fatalf("waiter-expires: unexpected nemesis:\n%s", src)
+	}
+	if at, pause := 800*time.Millisecond, 2500*time.Millisecond; at <= 2*stagger || pause <= ttl || hold <= at+pause {
+		t.Errorf("waiter-expires: hold %v, stagger %v, ttl %v: the waiter's session would not run out within client-1's hold", hold, stagger, ttl)
+	}
+	if sc.Workload.AcquireTimeout.D() <= hold {
+		t.Errorf("waiter-expires: client-3 gives up (%v) before client-1's hold ends (%v)", sc.Workload.AcquireTimeout.D(), hold)
+	}
+	sc = load("redisson", "partition-long-hold")
+	if sc.Workload.Hold.D() <= sc.TTL.D() || sc.Workload.AcquireTimeout.D() <= sc.Workload.Hold.D() {
+		t.Errorf("partition-long-hold: hold %v must outlast the ttl %v, and waiters wait longer", sc.Workload.Hold.D(), sc.TTL.D())
+	}
+	if src, _ := scenarioYAML(mustGet(t, "redlock"), mustFault(t, "pause-at-point-2"), 1); !strings.Contains(src, "point: before-elapsed-check, occurrence: 1") {
+		t.Errorf("pause-at-point-2 on redlock pauses at its second point:\n%s", src)
+	}
+	if src, _ := scenarioYAML(mustGet(t, "redlock"), mustFault(t, "crash-restart-minority"), 1); strings.Count(src, "fault: crash") != 2 ||
+		!strings.Contains(src, "target: n1,") || !strings.Contains(src, "target: n2,") {
+		t.Errorf("crash-restart-minority on redlock crashes n1 and n2 of five:\n%s", src)
+	}
+	if src, _ := scenarioYAML(mustGet(t, "set-nx-px"), mustFault(t, "pause-overtaken"), 1); !strings.Contains(src, "target: overtaken, point: after-acquire, occurrence: 1") {
+		t.Errorf("pause-overtaken pauses a later hold:\n%s", src)
+	}
+}
+
+func mustGet(t *testing.T, name string) locks.Design {
+	d, err := locks.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func mustFault(t *testing.T, name string) Fault {
+	f, err := faultNamed(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}

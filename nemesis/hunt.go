@@ -1,0 +1,193 @@
+package nemesis
+
+// Hunt: a random package that spends its budget where a fault can matter. Instead of a random
+// client at a random moment, each fault goes to a client in a lock state at a moment it matters:
+// the holder (now, or as it passes a program point of its hold), a waiter while another holds,
+// a client holding again after being overtaken, any client passing one of the design's own points
+// (inside an acquire or a release), or a server while someone holds. Its lengths are drawn from
+// min_for..max_for, which hunt packages give in TTLs (default 1.2ttl..3ttl): a pause shorter than
+// the lease cannot break a lease.
+//
+// The schedule (gaps, kinds, moves, lengths, parameters) comes from one seeded generator, in the
+// same order whatever happens; which client a move hits when several are in its state comes from
+// a second one, so a seed makes the same decisions given the same history.
+
+import (
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// Modes of a random package.
+const (
+	ModeRandom = "random" // Jepsen's style: any listed target at any moment (the default)
+	ModeHunt   = "hunt"   // follow the lock's state (above)
+)
+
+// Modes lists the modes, in the order errors list them.
+var Modes = []string{ModeRandom, ModeHunt}
+
+// holdPoints are the workload's program points, passed only while holding.
+var holdPoints = []string{"after-acquire", "before-write", "after-validity-check"}
+
+// passer is the internal state of a move at a design's own point: any client passing it (inside
+// an acquire or a release), whatever the history shows of its state.
+const passer = "passer"
+
+// move is one way a hunt aims a fault.
+type move struct {
+	state  string // Holder, Waiter, Overtaken, passer; "" for a fixed target
+	point  string // a program point, or "" for now
+	target string // a fixed target (a server, or a client named in targets)
+}
+
+// moves lists what a fault of kind k may do with the package's targets, in a fixed order.
+func (r Random) moves(k *Kind) []move {
+	targets := r.Targets
+	if ts, ok := r.ByKind[k.Name]; ok {
+		targets = ts
+	}
+	var out []move
+	for _, t := range targets {
+		switch t {
+		case Holder:
+			out = append(out, move{state: Holder})
+			for _, p := range holdPoints {
+				out = append(out, move{state: Holder, point: p})
+			}
+		case Waiter:
+			out = append(out, move{state: Waiter})
+		case Overtaken:
+			out = append(out, move{state: Overtaken, point: "after-acquire"})
+		default:
+			out = append(out, move{target: t})
+		}
+	}
+	if slices.Contains(targets, Holder) || slices.Contains(targets, Waiter) {
+		for _, p := range r.Points {
+			if !slices.Contains(holdPoints, p) {
+				out = append(out, move{state: passer, point: p})
+			}
+		}
+	}
+	return out
+}
+
+// hunt runs a hunt package until healed.
+func (n *Nemesis) hunt(r Random) {
+	rng := rand.New(rand.NewPCG(uint64(r.Seed), 0x68756e74))
+	picks := rand.New(rand.NewPCG(uint64(r.Seed), 0x7069636b))
+	pick := func(c []string) string { return c[picks.IntN(len(c))] }
+	// How long a move waits for its moment before the hunt moves on.
+	patience := max(2*d(r.Interval), 4*r.TTL, time.Second)
+	for {
+		if !wait(n.ctx, between(rng, d(r.Interval)/2, d(r.Interval)*3/2)) {
+			return
+		}
+		f, m, ok := r.drawMove(rng)
+		if !ok {
+			return
+		}
+		switch {
+		case m.point != "":
+			n.atNextPass(f, m, patience)
+		case m.state != "":
+			client, ok := n.awaitFor(m.state, pick, patience)
+			if !ok {
+				continue
+			}
+			f.As, f.Target = m.state, client
+			n.apply(f, false)
+		default: // a fixed target, once someone holds: a server fault matters to a holder
+			if _, ok := n.awaitFor(Holder, pick, patience); ok {
+				n.apply(f, false)
+			}
+		}
+		if n.ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// drawMove draws the next fault of a hunt: its kind, its move, its length and its parameters.
+func (r Random) drawMove(rng *rand.Rand) (Fault, move, bool) {
+	if len(r.Faults) == 0 {
+		return Fault{}, move{}, false
+	}
+	k, err := Lookup(r.Faults[rng.IntN(len(r.Faults))])
+	if err != nil {
+		return Fault{}, move{}, false
+	}
+	moves := r.moves(k)
+	if len(moves) == 0 {
+		return Fault{}, move{}, false
+	}
+	m := moves[rng.IntN(len(moves))]
+	f := Fault{Kind: k.Name, Target: m.target, Point: m.point, For: dur(between(rng, d(r.MinFor), d(r.MaxFor)))}
+	if m.state != "" {
+		f.Target = m.state
+	}
+	if m.point != "" {
+		f.Occurrence = 1
+	}
+	if k.Draw != nil {
+		k.Draw(&f, r, rng)
+	}
+	return f, m, true
+}
+
+// awaitFor is await bounded by patience as well as by the heal.
+func (n *Nemesis) awaitFor(state string, pick func([]string) string, patience time.Duration) (string, bool) {
+	deadline := time.NewTimer(patience)
+	defer deadline.Stop()
+	for {
+		changed := n.state.Changed()
+		if c := n.state.Candidates(state); len(c) > 0 {
+			return pick(c), true
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return "", false
+		case <-n.ctx.Done():
+			return "", false
+		}
+	}
+}
+
+// atNextPass arms m's point and gives f to the next client to pass it in m's state; it returns
+// once that fault is over, or after patience if nobody came.
+func (n *Nemesis) atNextPass(f Fault, m move, patience time.Duration) {
+	rp := &rolePoint{f: f, taken: make(chan struct{}), done: make(chan struct{})}
+	n.mu.Lock()
+	n.rolePoints = append(n.rolePoints, rp)
+	arm := n.arm
+	n.mu.Unlock()
+	if arm != nil {
+		arm(m.point)
+	}
+	timer := time.NewTimer(patience)
+	defer timer.Stop()
+	select {
+	case <-rp.taken:
+	case <-timer.C:
+	case <-n.ctx.Done():
+	}
+	n.mu.Lock()
+	taken := rp.fired
+	rp.fired = true // if nobody came, nobody will: call it off
+	disarm := n.disarm
+	if taken || n.waitingAt(m.point) {
+		disarm = nil
+	}
+	n.mu.Unlock()
+	if disarm != nil {
+		disarm(m.point)
+	}
+	if taken {
+		<-rp.done
+	}
+	n.mu.Lock()
+	n.rolePoints = slices.DeleteFunc(n.rolePoints, func(x *rolePoint) bool { return x == rp })
+	n.mu.Unlock()
+}
