@@ -16,6 +16,8 @@ import (
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/rs/zerolog"
+
+	"github.com/lockcheck/lockcheck/internal/portlock"
 )
 
 // Set is every proxy of a run, on one in-process toxiproxy server.
@@ -45,6 +47,7 @@ type Link struct {
 	From, To, Port string
 
 	addr     string
+	port     *portlock.Reservation // keeps addr ours while the link is cut
 	upstream string
 	proxy    *toxiproxy.Proxy
 	stopped  *atomic.Bool // the set's: set by Stop
@@ -68,14 +71,16 @@ func (s *Set) Add(from, to, port, upstream string) (*Link, error) {
 	if s.byKey[k] != nil {
 		return nil, fmt.Errorf("proxies: link %s already exists", name(k))
 	}
-	p := toxiproxy.NewProxy(s.toxi, name(k), "127.0.0.1:0", upstream)
-	if err := s.toxi.Collection.Add(p, true); err != nil {
+	res, err := portlock.Fresh()
+	if err != nil {
 		return nil, fmt.Errorf("proxy %s: %w", name(k), err)
 	}
-	p.Lock()
-	addr := p.Listen // the real address, set by the first start; a Heal binds it again
-	p.Unlock()
-	l := &Link{From: from, To: to, Port: port, addr: addr, upstream: upstream, proxy: p, stopped: &s.stopped}
+	p := toxiproxy.NewProxy(s.toxi, name(k), res.Addr(), upstream)
+	if err := s.toxi.Collection.Add(p, true); err != nil {
+		res.Close()
+		return nil, fmt.Errorf("proxy %s: %w", name(k), err)
+	}
+	l := &Link{From: from, To: to, Port: port, addr: res.Addr(), port: res, upstream: upstream, proxy: p, stopped: &s.stopped}
 	s.links = append(s.links, l)
 	s.byKey[k] = l
 	return l, nil
@@ -184,6 +189,7 @@ func (s *Set) Stop() error {
 		l.mu.Lock()
 		l.proxy.Stop()
 		l.cut = true
+		l.port.Close()
 		l.mu.Unlock()
 	}
 	return s.toxi.Collection.Clear()
@@ -206,7 +212,9 @@ func (l *Link) IsCut() bool {
 }
 
 // Cut stops the proxy: its listener closes (new connections are refused) and every connection
-// through it is closed (the from side sees a reset or EOF). Idempotent.
+// through it is closed (the from side sees a reset or EOF). The port stays reserved for the link,
+// so no outgoing connection takes it as its local port meanwhile and Heal can always bind it.
+// Idempotent.
 func (l *Link) Cut() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -215,8 +223,8 @@ func (l *Link) Cut() error {
 	return nil
 }
 
-// Heal starts the proxy again on the same port. If another process took the port meanwhile it
-// retries for a second, then fails. Idempotent.
+// Heal starts the proxy again on the same port (reserved since Add, so it is free; the retries
+// only cover the proxy's own restart). Idempotent.
 func (l *Link) Heal() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -225,7 +233,6 @@ func (l *Link) Heal() error {
 	}
 	var err error
 	for i := 0; i < 20; i++ {
-		// Listen still holds the address of the first start, so the same port is bound again.
 		err = l.proxy.Start()
 		if err == nil || errors.Is(err, toxiproxy.ErrProxyAlreadyStarted) {
 			l.cut = false

@@ -58,8 +58,8 @@ type nopLogger struct{}
 
 func (nopLogger) Debug(string, ...any) {}
 
-// Add reserves spec's ports: they are held open (so nothing else, including the proxies and
-// relays made meanwhile, gets them) until the node starts.
+// Add reserves spec's ports for the node's life (so nothing else, including the proxies and relays
+// made meanwhile or an outgoing connection while the server restarts, gets them).
 func (p *Provider) Add(spec providers.NodeSpec) error {
 	if spec.Name == "" || spec.Command == nil || len(spec.Ports) == 0 {
 		return fmt.Errorf("local provider: node %q needs a name, a command and at least one port", spec.Name)
@@ -258,23 +258,6 @@ func CheckNeeds(needs []providers.Need) error {
 	return errors.Join(errs...)
 }
 
-// holdPorts listens on n free 127.0.0.1 ports and returns the listeners; closing them frees the
-// ports for the server that is about to bind them.
-func holdPorts(n int) ([]net.Listener, error) {
-	var lns []net.Listener
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			for _, l := range lns {
-				l.Close()
-			}
-			return nil, err
-		}
-		lns = append(lns, l)
-	}
-	return lns, nil
-}
-
 func nodeDir(runDir, name string) (string, error) {
 	dir := filepath.Join(runDir, "servers", name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -282,7 +265,5 @@ func nodeDir(runDir, name string) (string, error) {
 	}
 	return dir, nil
 }
-
-func portOf(l net.Listener) int { return l.Addr().(*net.TCPAddr).Port }
 
 func hostPort(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -16,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockcheck/lockcheck/internal/portlock"
 	"github.com/lockcheck/lockcheck/internal/proc"
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/providers/faketime"
@@ -49,7 +49,7 @@ type node struct {
 
 	mu       sync.Mutex // guards what follows
 	ports    map[string]int
-	held     []net.Listener // the reserved ports, until the first start
+	held     []*portlock.Reservation // the node's ports, reserved until Stop (see firstStart)
 	cur      *proc.Process
 	logStart int64 // size of the log when cur started
 	closed   bool
@@ -80,19 +80,27 @@ func newNode(p *Provider, spec providers.NodeSpec) (*node, error) {
 	return n, nil
 }
 
-// reservePorts picks fresh ports and holds them open.
+// reservePorts picks fresh ports and reserves them (portlock): the server binds them beside the
+// reservation, and while it is starting, down or restarting no other socket gets them.
 func (n *node) reservePorts() error {
-	lns, err := holdPorts(len(n.spec.Ports))
-	if err != nil {
-		return err
+	var held []*portlock.Reservation
+	for range n.spec.Ports {
+		r, err := portlock.Fresh()
+		if err != nil {
+			for _, r := range held {
+				r.Close()
+			}
+			return fmt.Errorf("node %s: %w", n.spec.Name, err)
+		}
+		held = append(held, r)
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.ports = map[string]int{}
 	for i, pt := range n.spec.Ports {
-		n.ports[pt.Name] = portOf(lns[i])
+		n.ports[pt.Name] = held[i].Port()
 	}
-	n.held = lns
+	n.held = held
 	return nil
 }
 
@@ -227,20 +235,21 @@ func (n *node) SetClock(offset time.Duration, rate float64) error {
 	return nil
 }
 
-// firstStart starts the server on the reserved ports; if one was taken meanwhile, on fresh ones.
+// firstStart starts the server on the reserved ports. A server that refuses to bind beside the
+// reservation (one that does not set SO_REUSEADDR) reports the port in use: it is started again
+// on fresh ports given back just before, as a picked free port would be.
 func (n *node) firstStart(ctx context.Context) error {
 	n.restartMu.Lock()
 	defer n.restartMu.Unlock()
-	var err error
-	for i := 0; i < portAttempts; i++ {
+	err := n.launch(ctx)
+	for i := 1; i < portAttempts && errors.Is(err, errPortInUse); i++ {
+		n.p.o.Logger.Debug("port in use, retrying on fresh ports", "node", n.spec.Name, "err", err)
 		n.releasePorts()
-		if err = n.launch(ctx); !errors.Is(err, errPortInUse) {
-			return err
-		}
-		n.p.o.Logger.Debug("port taken, retrying on fresh ports", "node", n.spec.Name, "err", err)
 		if err := n.reservePorts(); err != nil {
 			return err
 		}
+		n.releasePorts()
+		err = n.launch(ctx)
 	}
 	return err
 }

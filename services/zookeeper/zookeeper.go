@@ -55,6 +55,9 @@ const (
 	maxServers = 9
 )
 
+// logFile is each server's log, in its folder.
+const logFile = "zookeeper.log"
+
 // Leader names whichever server leads when a fault strikes.
 const Leader = "leader"
 
@@ -173,7 +176,7 @@ func (z *Ensemble) spec(id int, name string) providers.NodeSpec {
 		Name:    name,
 		Image:   "zookeeper",
 		Ports:   ports,
-		LogFile: "zookeeper.log",
+		LogFile: logFile,
 		Needs:   needs(),
 		Command: func(pl providers.Placement) ([]string, error) {
 			cfg, err := z.writeConfig(id, name, pl)
@@ -384,10 +387,26 @@ func (z *Ensemble) waitEnsemble(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("zookeeper not ready (modes %v): %w; logs in %s", modes, ctx.Err(), filepath.Dir(z.servers[z.names[0]].Dir()))
+			var tails []string
+			for _, name := range z.names {
+				if m := modes[name]; m != "leader" && m != "follower" && m != "standalone" {
+					tails = append(tails, fmt.Sprintf("%s's log ends:\n%s", name, lastLines(filepath.Join(z.servers[name].Dir(), logFile), 12)))
+				}
+			}
+			return fmt.Errorf("zookeeper not ready (modes %v): %w; logs in %s\n%s", modes, ctx.Err(),
+				filepath.Dir(z.servers[z.names[0]].Dir()), strings.Join(tails, "\n"))
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// lastLines returns the last n lines of the file at path (what a server that would not join said).
+func lastLines(path string, n int) string {
+	lines := strings.Split(providers.LogTail(path, 0), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // waitServing polls until n serves (standalone, or leading or following) or ctx ends.
