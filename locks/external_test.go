@@ -96,7 +96,7 @@ if req["type"] == "acquire":
     assert json.loads(sys.stdin.readline())["type"] == "continue"
     tries = globals().get("tries", 0) + 1; globals()["tries"] = tries
     if tries == 1:
-        say({"in_reply_to": req["id"], "type": "ok", "token": 42, "value": "v-%d" % req["timeout_ms"]})
+        say({"in_reply_to": req["id"], "type": "ok", "token": 42, "value": "v-%d" % req["timeout_ms"], "role": "read"})
     else:
         say({"in_reply_to": req["id"], "type": "fail", "error": "busy"})
 elif req["type"] == "release":
@@ -111,6 +111,9 @@ elif req["type"] == "valid":
 	}
 	if v := ValueOf(l); !strings.HasPrefix(v, "v-") {
 		t.Fatalf("value %q: want the program's", v)
+	}
+	if r := HeldRole(l, WriteRole); r != ReadRole {
+		t.Fatalf("held role %q: want the side the program said it was granted (read)", r)
 	}
 	if got := strings.Join(points, ","); got != "between-a-and-b" {
 		t.Fatalf("points passed: %q", got)
@@ -172,6 +175,8 @@ func TestMisbehavingProgramsAreReportedAndEnded(t *testing.T) {
 			[]string{`{\"in_reply_to\": 2, \"type\": \"maybe\"}`, "type must be ok, fail, error or point"}},
 		{"wrong id", `say({"in_reply_to": 7, "type": "ok"})`,
 			[]string{"in_reply_to must be 2"}},
+		{"unknown role", `say({"in_reply_to": req["id"], "type": "ok", "role": "reader"})`,
+			[]string{`answered acquire with role "reader": it must be "read" or "write"`}},
 		{"silent", `import time; time.sleep(60)`,
 			[]string{`did not answer {"id":2,"type":"acquire","timeout_ms":`, "within its timeout and 300ms more"}},
 		{"crash", `sys.stderr.write("Traceback: KeyError 'token'\n"); sys.exit(3)`,
