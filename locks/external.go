@@ -347,6 +347,9 @@ func (x *external) Acquire(ctx context.Context) (*int64, error) {
 		return nil, err
 	case r.Type == "ok" && r.Role != "" && r.Role != ReadRole && r.Role != WriteRole:
 		return nil, x.brokenBy("answered acquire with role %q: it must be %q or %q", r.Role, ReadRole, WriteRole)
+	case r.Type == "ok" && r.Role != "" && x.env.Role == "":
+		// A plain mutex's hold called "read" would be shared in the checker's eyes.
+		return nil, x.brokenBy("answered acquire with role %q, but its clients have no role: the design is not a read/write lock", r.Role)
 	case r.Type == "ok":
 		x.value, x.role = r.Value, r.Role
 		return r.Token, nil

@@ -104,6 +104,7 @@ elif req["type"] == "release":
 elif req["type"] == "valid":
     say({"in_reply_to": req["id"], "type": "fail" if globals().get("tries", 0) > 1 else "ok"})
 `), &points)
+	x.env.Role = WriteRole // a writer of a read/write lock, whose acquire may be granted the read side
 	var l Lock = externalValid{x}
 	tok, err := l.Acquire(ctxFor(time.Second))
 	if err != nil || tok == nil || *tok != 42 {
@@ -177,6 +178,8 @@ func TestMisbehavingProgramsAreReportedAndEnded(t *testing.T) {
 			[]string{"in_reply_to must be 2"}},
 		{"unknown role", `say({"in_reply_to": req["id"], "type": "ok", "role": "reader"})`,
 			[]string{`answered acquire with role "reader": it must be "read" or "write"`}},
+		{"role of a mutex", `say({"in_reply_to": req["id"], "type": "ok", "role": "read"})`,
+			[]string{`answered acquire with role "read", but its clients have no role`}},
 		{"silent", `import time; time.sleep(60)`,
 			[]string{`did not answer {"id":2,"type":"acquire","timeout_ms":`, "within its timeout and 300ms more"}},
 		{"crash", `sys.stderr.write("Traceback: KeyError 'token'\n"); sys.exit(3)`,
