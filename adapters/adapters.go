@@ -36,7 +36,10 @@ type Need struct {
 }
 
 // adapter is one adapter: its files, what it needs, and its command line once written out.
+// Variants of one program (the same files run with other arguments) name the same build, so
+// they share one folder and one compilation.
 type adapter struct {
+	build   string // the folder's name in the cache: the program's first design
 	files   []string
 	needs   []Need
 	compile func(dir string) error // nil: nothing to build
@@ -59,26 +62,32 @@ func curatorClasspath(extra ...string) string {
 	return strings.Join(parts, ":")
 }
 
-var registry = map[string]adapter{
-	"redis-py": {
-		files: []string{"lockproto.py", "redis_py_lock.py"},
-		needs: []Need{{Python, "python3"}, {"/usr/lib/python3/dist-packages/redis/lock.py", "python3-redis"}},
+var (
+	redisPyNeeds = []Need{{Python, "python3"}, {"/usr/lib/python3/dist-packages/redis/lock.py", "python3-redis"}}
+	kazooNeeds   = []Need{{Python, "python3"}, {"/usr/lib/python3/dist-packages/kazoo/recipe/lock.py", "python3-kazoo"}}
+	curatorNeeds = []Need{{"java", "default-jre-headless"}, {"javac", "default-jdk-headless"},
+		{filepath.Join(jarDir, "curator-recipes.jar"), "libcurator-recipes-java"},
+		{filepath.Join(jarDir, "jackson-databind.jar"), "libjackson2-databind-java"}}
+)
+
+// python runs script with args (the design's variant of the script).
+func python(build, script string, needs []Need, args ...string) adapter {
+	return adapter{
+		build: build,
+		files: []string{"lockproto.py", script},
+		needs: needs,
 		command: func(dir string) []string {
-			return []string{Python, filepath.Join(dir, "redis_py_lock.py")}
+			return append([]string{Python, filepath.Join(dir, script)}, args...)
 		},
-	},
-	"kazoo": {
-		files: []string{"lockproto.py", "kazoo_lock.py"},
-		needs: []Need{{Python, "python3"}, {"/usr/lib/python3/dist-packages/kazoo/recipe/lock.py", "python3-kazoo"}},
-		command: func(dir string) []string {
-			return []string{Python, filepath.Join(dir, "kazoo_lock.py")}
-		},
-	},
-	"curator": {
+	}
+}
+
+// curator runs CuratorLock in mode (mutex, rw, rw-downgrade).
+func curator(mode string) adapter {
+	return adapter{
+		build: "curator",
 		files: []string{"CuratorLock.java"},
-		needs: []Need{{"java", "default-jre-headless"}, {"javac", "default-jdk-headless"},
-			{filepath.Join(jarDir, "curator-recipes.jar"), "libcurator-recipes-java"},
-			{filepath.Join(jarDir, "jackson-databind.jar"), "libjackson2-databind-java"}},
+		needs: curatorNeeds,
 		// Compiled once per version with javac rather than run as source (java File.java):
 		// source launch compiles in every client's JVM at every start, which costs each client
 		// about a second of CPU more while four of them start at once on two cores.
@@ -94,9 +103,23 @@ var registry = map[string]adapter{
 			return []string{"java", "-Xmx64m", "-XX:+UseSerialGC",
 				"-XX:TieredStopAtLevel=1", // C1 only: a faster start
 				"-XX:-UsePerfData",        // no /tmp/hsperfdata_* files left behind by a SIGKILL
-				"-cp", curatorClasspath(dir), "CuratorLock"}
+				"-cp", curatorClasspath(dir), "CuratorLock", mode}
 		},
-	},
+	}
+}
+
+// registry: each design run by an adapter. The variants are the libraries' own options and the
+// ways their users call them (the programs' headers say what each does).
+var registry = map[string]adapter{
+	"redis-py":             python("redis-py", "redis_py_lock.py", redisPyNeeds),
+	"redis-py-no-timeout":  python("redis-py", "redis_py_lock.py", redisPyNeeds, "--no-timeout"),
+	"redis-py-reacquire":   python("redis-py", "redis_py_lock.py", redisPyNeeds, "--reacquire"),
+	"kazoo":                python("kazoo", "kazoo_lock.py", kazooNeeds),
+	"kazoo-rw":             python("kazoo", "kazoo_lock.py", kazooNeeds, "--rw"),
+	"kazoo-try":            python("kazoo", "kazoo_lock.py", kazooNeeds, "--try"),
+	"curator":              curator("mutex"),
+	"curator-rw":           curator("rw"),
+	"curator-rw-downgrade": curator("rw-downgrade"),
 }
 
 // Names lists the adapters.
@@ -146,17 +169,18 @@ func Command(name string) ([]string, error) {
 		return nil, err
 	}
 	a := registry[name]
-	dir, err := materialise(name, a)
+	dir, err := materialise(a)
 	if err != nil {
 		return nil, fmt.Errorf("adapter %s: %w", name, err)
 	}
 	return a.command(dir), nil
 }
 
-// materialise writes an adapter's files into <cache>/lockcheck/adapters/<name>-<hash> and builds
+// materialise writes an adapter's files into <cache>/lockcheck/adapters/<build>-<hash> and builds
 // them there, once: a folder is complete when it exists, since it is renamed into place only
 // after it was written and built (several workers may start at once; one rename wins).
-func materialise(name string, a adapter) (string, error) {
+func materialise(a adapter) (string, error) {
+	name := a.build
 	h := sha256.New()
 	for _, f := range a.files {
 		b, err := sources.ReadFile(f)

@@ -3,15 +3,17 @@ package adapters
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 )
 
 // Every adapter is written out once per version, even when every client of a run asks at once,
-// and the Java one is compiled there.
+// and the Java one is compiled there; the variants of one program share its folder.
 func TestCommandWritesOutAndBuildsOnce(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	builds := map[string]bool{}
 	for _, name := range Names() {
 		if err := Check(name); err != nil {
 			t.Fatal(err) // scripts/install-deps.sh installs what every adapter needs
@@ -32,26 +34,37 @@ func TestCommandWritesOutAndBuildsOnce(t *testing.T) {
 				t.Fatalf("%s: different commands for the same version: %q, %q", name, cmds[0], cmds[i])
 			}
 		}
-		folders, _ := filepath.Glob(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "lockcheck", "adapters", name+"*"))
-		var dirs []string
-		for _, f := range folders {
-			if st, err := os.Stat(f); err == nil && st.IsDir() {
-				dirs = append(dirs, f)
-			}
+		builds[registry[name].build] = true
+	}
+	entries, err := os.ReadDir(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "lockcheck", "adapters"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	folders := map[string][]string{}
+	folder := regexp.MustCompile(`^(.+)-[0-9a-f]{12}$`)
+	for _, e := range entries {
+		if m := folder.FindStringSubmatch(e.Name()); e.IsDir() && m != nil {
+			folders[m[1]] = append(folders[m[1]], e.Name())
+		} else if e.IsDir() {
+			t.Errorf("a folder left over: %s", e.Name())
 		}
-		if len(dirs) != 1 {
-			t.Fatalf("%s: want one folder (no leftovers), got %v", name, dirs)
+	}
+	for b := range builds {
+		if len(folders[b]) != 1 {
+			t.Fatalf("%s: want one folder (no leftovers), got %v", b, folders[b])
 		}
-		if name == "curator" {
-			if _, err := os.Stat(filepath.Join(dirs[0], "CuratorLock.class")); err != nil {
-				t.Fatalf("curator not compiled: %v", err)
-			}
-		}
+	}
+	if len(folders) != len(builds) {
+		t.Fatalf("want one folder per program %v, got %v", builds, folders)
+	}
+	class := filepath.Join(os.Getenv("XDG_CACHE_HOME"), "lockcheck", "adapters", folders["curator"][0], "CuratorLock.class")
+	if _, err := os.Stat(class); err != nil {
+		t.Fatalf("curator not compiled: %v", err)
 	}
 }
 
 func TestUnknownAdapter(t *testing.T) {
-	if _, err := Command("jedis"); err == nil || !strings.Contains(err.Error(), "adapters: curator, kazoo, redis-py") {
+	if _, err := Command("jedis"); err == nil || !strings.Contains(err.Error(), "adapters: curator, curator-rw, curator-rw-downgrade, kazoo, kazoo-rw, kazoo-try, redis-py, redis-py-no-timeout, redis-py-reacquire") {
 		t.Fatalf("want the adapters listed, got %v", err)
 	}
 }

@@ -127,6 +127,7 @@ type reply struct {
 	Error     string `json:"error"`
 	Name      string `json:"name"`  // a point's name
 	Valid     bool   `json:"valid"` // init: the program answers valid requests
+	Role      string `json:"role"`  // acquire of a read/write lock: the side granted, when not the client's role
 }
 
 // external is one client's handle on its lock program.
@@ -145,6 +146,7 @@ type external struct {
 	id     int64
 	broken error
 	value  string
+	role   string // the side of a read/write lock the last acquire was granted ("": the client's role)
 }
 
 // externalValid is an external lock whose program answers valid requests.
@@ -343,8 +345,13 @@ func (x *external) Acquire(ctx context.Context) (*int64, error) {
 	switch {
 	case err != nil:
 		return nil, err
+	case r.Type == "ok" && r.Role != "" && r.Role != ReadRole && r.Role != WriteRole:
+		return nil, x.brokenBy("answered acquire with role %q: it must be %q or %q", r.Role, ReadRole, WriteRole)
+	case r.Type == "ok" && r.Role != "" && x.env.Role == "":
+		// A plain mutex's hold called "read" would be shared in the checker's eyes.
+		return nil, x.brokenBy("answered acquire with role %q, but its clients have no role: the design is not a read/write lock", r.Role)
 	case r.Type == "ok":
-		x.value = r.Value
+		x.value, x.role = r.Value, r.Role
 		return r.Token, nil
 	case r.Type == "fail":
 		return nil, fmt.Errorf("%w (%s)", ErrBusy, orNothing(r.Error))
@@ -386,6 +393,16 @@ func (e externalValid) ValidUntil() time.Time {
 
 // Value is the lock value the program gave with its last acquire ("" if none).
 func (x *external) Value() string { return x.value }
+
+// HeldRole is the side of a read/write lock the program said its last acquire was granted.
+func (x *external) HeldRole() string { return x.role }
+
+// brokenBy breaks the program for an answer that breaks the protocol, outside a call.
+func (x *external) brokenBy(format string, a ...any) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.fail(format, a...)
+}
 
 // Broken says why the program broke, or nil.
 func (x *external) Broken() error {

@@ -96,7 +96,7 @@ if req["type"] == "acquire":
     assert json.loads(sys.stdin.readline())["type"] == "continue"
     tries = globals().get("tries", 0) + 1; globals()["tries"] = tries
     if tries == 1:
-        say({"in_reply_to": req["id"], "type": "ok", "token": 42, "value": "v-%d" % req["timeout_ms"]})
+        say({"in_reply_to": req["id"], "type": "ok", "token": 42, "value": "v-%d" % req["timeout_ms"], "role": "read"})
     else:
         say({"in_reply_to": req["id"], "type": "fail", "error": "busy"})
 elif req["type"] == "release":
@@ -104,6 +104,7 @@ elif req["type"] == "release":
 elif req["type"] == "valid":
     say({"in_reply_to": req["id"], "type": "fail" if globals().get("tries", 0) > 1 else "ok"})
 `), &points)
+	x.env.Role = WriteRole // a writer of a read/write lock, whose acquire may be granted the read side
 	var l Lock = externalValid{x}
 	tok, err := l.Acquire(ctxFor(time.Second))
 	if err != nil || tok == nil || *tok != 42 {
@@ -111,6 +112,9 @@ elif req["type"] == "valid":
 	}
 	if v := ValueOf(l); !strings.HasPrefix(v, "v-") {
 		t.Fatalf("value %q: want the program's", v)
+	}
+	if r := HeldRole(l, WriteRole); r != ReadRole {
+		t.Fatalf("held role %q: want the side the program said it was granted (read)", r)
 	}
 	if got := strings.Join(points, ","); got != "between-a-and-b" {
 		t.Fatalf("points passed: %q", got)
@@ -172,6 +176,10 @@ func TestMisbehavingProgramsAreReportedAndEnded(t *testing.T) {
 			[]string{`{\"in_reply_to\": 2, \"type\": \"maybe\"}`, "type must be ok, fail, error or point"}},
 		{"wrong id", `say({"in_reply_to": 7, "type": "ok"})`,
 			[]string{"in_reply_to must be 2"}},
+		{"unknown role", `say({"in_reply_to": req["id"], "type": "ok", "role": "reader"})`,
+			[]string{`answered acquire with role "reader": it must be "read" or "write"`}},
+		{"role of a mutex", `say({"in_reply_to": req["id"], "type": "ok", "role": "read"})`,
+			[]string{`answered acquire with role "read", but its clients have no role`}},
 		{"silent", `import time; time.sleep(60)`,
 			[]string{`did not answer {"id":2,"type":"acquire","timeout_ms":`, "within its timeout and 300ms more"}},
 		{"crash", `sys.stderr.write("Traceback: KeyError 'token'\n"); sys.exit(3)`,

@@ -1,5 +1,8 @@
 package locks
 
+// What a client holds besides its token: the lock's random value, and the side of a read/write
+// lock it holds.
+//
 // The lock's random value, for antirez's alternative to fencing tokens (A4): the resource's
 // cas-random register is claimed with the holder's value at the read and accepts a write only
 // while the claim is still that value. Only designs whose lock value is random and unique (per
@@ -52,3 +55,20 @@ func (l *redisLockLib) Value() string {
 // client, not per acquisition, as in Redisson; that is enough for check-and-set because a client
 // never has two critical sections at once.
 func (l *hashLock) Value() string { return l.field }
+
+// RoleHolder is implemented by read/write designs whose client may hold another side than its
+// role: an external program answers an acquire with the side the library granted (a writer
+// that downgraded to the read lock holds it for its next section).
+type RoleHolder interface {
+	// HeldRole is the side of the current (or last) hold: ReadRole, WriteRole, or "" when the
+	// design did not say.
+	HeldRole() string
+}
+
+// HeldRole is the side l holds now: what its design says, else the client's role.
+func HeldRole(l Lock, role string) string {
+	if h, ok := l.(RoleHolder); ok && h.HeldRole() != "" {
+		return h.HeldRole()
+	}
+	return role
+}

@@ -92,6 +92,7 @@ type worker struct {
 	outMu sync.Mutex
 	out   io.Writer
 
+	held   string         // the side of a read/write lock the current hold has (its role, or another the lock said)
 	op     int64          // last operation id
 	cs     int64          // last critical section number
 	passes map[string]int // how often each program point was passed
@@ -272,7 +273,8 @@ func (w *worker) acquire(stop context.Context) (*int64, bool) {
 		cancel()
 		switch {
 		case err == nil:
-			w.complete(op, history.OK, history.Acquire, history.Event{Token: token, Role: w.cfg.Role})
+			w.held = locks.HeldRole(w.lock, w.cfg.Role)
+			w.complete(op, history.OK, history.Acquire, history.Event{Token: token, Role: w.held})
 			return token, true
 		case !errors.Is(err, locks.ErrBusy):
 			unknown = err
@@ -352,8 +354,8 @@ func (w *worker) criticalSection(a resource.Access) {
 	w.complete(op, history.OK, history.Read, history.Event{CS: cs, Token: token, Registers: read})
 
 	time.Sleep(w.cfg.Workload.Hold)
-	if w.cfg.Role == locks.ReadRole {
-		return // a reader's section is read-only
+	if w.held == locks.ReadRole {
+		return // a read hold's section is read-only
 	}
 	w.point(BeforeWrite)
 	if !w.stillValid() {
