@@ -3,7 +3,7 @@
 ZooKeeper ensemble, as a careful user runs it, behind lockcheck's lock-client protocol.
 
 The recipe creates an ephemeral sequential node under /lockcheck/<key>; the lowest holds, a
-waiter watches its predecessor. The fencing token is the czxid of our lock node. A careful
+waiter watches its predecessor, counting other libraries' lock nodes (-lock-N) too. The fencing token is the czxid of our lock node. A careful
 user follows the connection state (kazoo's listener): after SUSPENDED the lock may be lost,
 after LOST it is; so valid answers fail from then on, until the next acquire.
 """
@@ -32,7 +32,10 @@ class KazooLock:
             command_retry=dict(max_tries=3, delay=0.05, backoff=2, max_delay=0.5))
         self.zk.add_listener(self.on_state)
         self.zk.start(timeout=15)
-        self.lock = self.zk.Lock("/lockcheck/" + init["lock"], init["client"])
+        # Other ZooKeeper clients' lock nodes (go-zookeeper's and Curator's, _c_<guid>-lock-N)
+        # count as contenders too, as kazoo's option for locks shared across implementations
+        # asks: by default kazoo sees only its own __lock__ nodes, and takes the lock past them.
+        self.lock = self.zk.Lock("/lockcheck/" + init["lock"], init["client"], extra_lock_patterns=["-lock-"])
 
     def on_state(self, state):
         # Called on kazoo's own thread: just remember.
