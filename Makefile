@@ -82,8 +82,8 @@ byol: deps build
 # The track record: published lock bugs, each in the version that shipped it beside the version
 # that fixed it (scenarios/track-record/, docs/TRACK-RECORD.md); exit 1 if a verdict misses its
 # expect block. A library named at a version (redsync@v4.0.3) is built on first use from the Go
-# module proxy into the user's cache (about a minute in all the first time, then nothing); the
-# whole target takes about 2 minutes. make test runs those without a "# slow:" line.
+# module proxy into the user's cache: on a fresh machine the first run takes about 5 minutes
+# (3.5 of them building), later ones about 1.5. make test runs those without a "# slow:" line.
 track-record: deps build
 	@fail=0; for s in scenarios/track-record/*.yaml; do \
 	  out=$$(./$(BIN) run $$s 2>&1) || fail=1; echo "$$out" | grep -E '^(scenario |verdict |  [a-z_.]+: expected |lockcheck:)'; \
