@@ -263,13 +263,14 @@ func (l *zkLock) took(conn *zk.Conn, lk *zk.Lock, deadline time.Time) answer {
 		_ = lk.Unlock()
 		return unknownf("zk: took the lock but could not read its node for a token: %v", err)
 	}
+	var token int64
+	for _, czxid := range mine {
+		token = czxid // the only one
+	}
 	l.mu.Lock()
 	l.held = lk
 	l.mu.Unlock()
-	for _, czxid := range mine {
-		return okToken(czxid)
-	}
-	panic("unreachable")
+	return okToken(token)
 }
 
 func (l *zkLock) release(within time.Duration) answer {
