@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/lockcheck
 PKGS    := ./...
 
-.PHONY: all deps build run test tidy-check flakes vet repeat debate debate-repeat jepsen-etcd matrix mutants bench hunt-bench soak byol images clean
+.PHONY: all deps build run test tidy-check flakes vet repeat debate debate-repeat jepsen-etcd matrix mutants bench hunt-bench soak byol track-record images clean
 
 # Whether a Docker daemon answers: then `make test` builds the docker provider's images and its
 # tests must run (LOCKCHECK_REQUIRE_DOCKER=1); without one they say so in one line each.
@@ -77,6 +77,16 @@ jepsen-etcd: deps build
 byol: deps build
 	@fail=0; for s in scenarios/byol/*.yaml; do \
 	  out=$$(./$(BIN) run $$s 2>&1) || fail=1; echo "$$out" | grep -E '^(scenario |verdict |lockcheck:)'; \
+	done; exit $$fail
+
+# The track record: published lock bugs, each in the version that shipped it beside the version
+# that fixed it (scenarios/track-record/, docs/TRACK-RECORD.md); exit 1 if a verdict misses its
+# expect block. A library named at a version (redsync@v4.0.3) is built on first use from the Go
+# module proxy into the user's cache: on a fresh machine the first run takes about 5 minutes
+# (3.5 of them building), later ones about 1.5. make test runs those without a "# slow:" line.
+track-record: deps build
+	@fail=0; for s in scenarios/track-record/*.yaml; do \
+	  out=$$(./$(BIN) run $$s 2>&1) || fail=1; echo "$$out" | grep -E '^(scenario |verdict |  [a-z_.]+: expected |lockcheck:)'; \
 	done; exit $$fail
 
 # Every lock under every column: the generic faults and the columns derived from what each design

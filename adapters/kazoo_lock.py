@@ -3,7 +3,7 @@
 user runs them, behind lockcheck's lock-client protocol.
 
 The recipe creates an ephemeral sequential node under /lockcheck/<key>; the lowest holds, a
-waiter watches its predecessor. The fencing token is the czxid of our lock node. A careful
+waiter watches its predecessor, counting other libraries' lock nodes (-lock-N) too. The fencing token is the czxid of our lock node. A careful
 user follows the connection state (kazoo's listener): after SUSPENDED the lock may be lost,
 after LOST it is; so valid answers fail from then on, until the next acquire.
 
@@ -64,7 +64,10 @@ class KazooLock:
             self.delete_one = self.zk.delete
             self.zk.delete = self.announcing_delete
         else:
-            self.lock = self.zk.Lock(self.path, self.identifier)
+            # Other ZooKeeper clients' lock nodes (go-zookeeper's and Curator's, _c_<guid>-lock-N)
+            # count as contenders too, as kazoo's option for locks shared across implementations
+            # asks: by default kazoo sees only its own __lock__ nodes, and takes the lock past them.
+            self.lock = self.zk.Lock(self.path, self.identifier, extra_lock_patterns=["-lock-"])
 
     def on_state(self, state):
         # Called on kazoo's own thread: just remember.

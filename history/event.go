@@ -54,6 +54,10 @@ const (
 	End   = "end"   // the run ended (note); Error says why if it was cut short
 )
 
+// ClientDesign names the lock design a client runs: a controller's note at the start, one per
+// client (Target is the client, Design the design's name).
+const ClientDesign = "design"
+
 // Process names that are not clients.
 const (
 	Nemesis    = "nemesis"
@@ -107,6 +111,8 @@ type Event struct {
 	// existed keep a delay's latency in Offset.)
 	Latency int64  `json:"latency,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// Design is the lock design a client runs (a ClientDesign note).
+	Design string `json:"design,omitempty"`
 	// Seq is the resource's own sequence number for an Access: the order it applied them in.
 	Seq int64 `json:"seq,omitempty"`
 }

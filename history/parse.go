@@ -471,6 +471,8 @@ func (p *parser) parseEvent(line []byte, e *Event, regs map[string]Register) (se
 			e.Latency, err = p.nullableInt(e.Latency)
 		case "error":
 			e.Error, err = p.nullableStr(e.Error)
+		case "design":
+			e.Design, err = p.nullableStr(e.Design)
 		case "seq":
 			e.Seq, err = p.nullableInt(e.Seq)
 		default:
@@ -499,7 +501,7 @@ func (p *parser) parseEvent(line []byte, e *Event, regs map[string]Register) (se
 
 // eventFields are Event's JSON keys.
 var eventFields = []string{"t", "process", "type", "f", "op", "cs", "token", "registers", "role", "nodes",
-	"target", "as", "point", "pass", "duration", "offset", "rate", "latency", "error", "seq"}
+	"target", "as", "point", "pass", "duration", "offset", "rate", "latency", "error", "design", "seq"}
 
 const (
 	maxInt = int(^uint(0) >> 1)

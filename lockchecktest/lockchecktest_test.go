@@ -89,3 +89,14 @@ func TestUnknownNamesSayWhatIsValid(t *testing.T) {
 		t.Errorf("unknown lock: %v", err)
 	}
 }
+
+// A Go library at a version is a lock like any other (the upgrade gate: is our lock still safe
+// after bumping the library?). redsync v4.0.4 meets the expect block of its track-record scenario,
+// its clients being this test binary's own worker processes.
+func TestLibraryAtAVersion(t *testing.T) {
+	v := lockchecktest.Run(t, lockchecktest.Check{Lock: "redsync@v4.0.4",
+		Scenario: "../scenarios/track-record/redsync-extend-after-expiry-v4.0.4.yaml"})
+	if v.Lock != "redsync@v4.0.4" {
+		t.Errorf("ran %q", v.Lock)
+	}
+}

@@ -129,6 +129,10 @@ type Design struct {
 	// the worker, which cannot find such a design in its registry, gets it in its config and
 	// builds the design with ExternalDesign.
 	Program *Program
+	// Prepare, when set, readies what the design needs on this machine (a library built at the
+	// version its name gives, versioned.go). A run calls it before it starts any server, so a
+	// version that cannot be had fails at once, in one line.
+	Prepare func() error
 }
 
 // WaitsBy says in a few words how the workload waits for the lock with this design.
@@ -178,8 +182,12 @@ func Register(d Design) {
 	registry[d.Name] = d
 }
 
-// Get returns the named design, or an error that lists the valid names.
+// Get returns the named design, or an error that lists the valid names. A name LIB@VERSION is a
+// Go library at that version (versioned.go).
 func Get(name string) (Design, error) {
+	if strings.Contains(name, "@") {
+		return versioned(name)
+	}
 	registryMu.Lock()
 	d, ok := registry[name]
 	registryMu.Unlock()

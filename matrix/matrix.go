@@ -89,6 +89,9 @@ func Run(ctx context.Context, o Options) (*Matrix, error) {
 	if len(o.Locks) == 0 {
 		o.Locks = locks.Names()
 	}
+	if err := prepare(o.Locks); err != nil {
+		return nil, err
+	}
 	if len(o.Faults) == 0 {
 		o.Faults = FaultNames()
 	}
@@ -135,6 +138,19 @@ func Run(ctx context.Context, o Options) (*Matrix, error) {
 	}
 	m.Wall = time.Since(m.Started)
 	return m, nil
+}
+
+// prepare readies every row's design on this machine (a library at a version is built) before
+// the first cell starts its servers: a version that cannot be had stops the grid at once.
+func prepare(names []string) error {
+	for _, name := range names {
+		if d, err := locks.Get(name); err == nil && d.Prepare != nil {
+			if err := d.Prepare(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func runCell(ctx context.Context, d locks.Design, f Fault, o Options) Cell {

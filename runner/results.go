@@ -31,6 +31,9 @@ type Result struct {
 	Mismatches []checker.Mismatch `json:"mismatches,omitempty"`
 	// ReportError says why report.html could not be written; the verdict stands regardless.
 	ReportError error `json:"-"`
+
+	// ClientLocks is each client's design, when they differ (the scenario's client_locks).
+	ClientLocks map[string]string `json:"client_locks,omitempty"`
 }
 
 // newRunDir makes results/<scenario>/<timestamp>/ with the scenario's own text in it, and points
@@ -76,6 +79,9 @@ func Judge(dir string) (*Result, error) {
 	v := log.Check(opts)
 	v.Inconclusive = expect.Inconclusive(v)
 	res := &Result{Dir: dir, Scenario: name, Verdict: v, Mismatches: expect.Match(v)}
+	if sc != nil {
+		res.ClientLocks = sc.ClientLockNames()
+	}
 	res.Matches = len(res.Mismatches) == 0
 	out, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {

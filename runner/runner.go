@@ -59,7 +59,7 @@ const readyTimeout = 90 * time.Second
 // Run carries out sc and returns its judged result. A harness failure (servers that do not start)
 // is an error; so is an interruption, which still returns the result judged so far.
 func Run(ctx context.Context, sc *scenarios.Scenario, o Options) (*Result, error) {
-	if err := sc.CheckProgram(); err != nil { // an external lock's program, before anything starts
+	if err := sc.Prepare(); err != nil { // lock programs found or built, before anything starts
 		return nil, err
 	}
 	o = o.withDefaults()
@@ -217,6 +217,9 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 		}
 	}
 	note(history.Start, history.Event{Duration: int64(sc.Duration.D())})
+	for _, c := range clients {
+		note(history.ClientDesign, history.Event{Target: c, Design: sc.LockOf(c)})
+	}
 	if err := nem.Start(sched); err != nil {
 		abandon()
 		return err
@@ -360,14 +363,14 @@ func recordResource(ctx context.Context, addr string, record func(history.Event)
 func workerConfig(sc *scenarios.Scenario, sched nemesis.Schedule, svc *servers, client string, i int) workloads.Config {
 	cfg := workloads.Config{
 		Client:    client,
-		Lock:      sc.Lock,
+		Lock:      sc.LockOf(client),
 		Endpoints: svc.service.Endpoints(client),
 		Role:      sc.Role(client),
 		Resource:  svc.resourceAddr(client),
 		Key:       svc.key,
 		TTL:       sc.TTL.D(),
 		Seed:      sc.Seed*1000 + int64(i),
-		External:  sc.Design().Program,
+		External:  sc.DesignOf(client).Program,
 		AwaitGo:   true,
 		Clock:     workloads.ClockSetting{Offset: sc.Clocks[client].Offset.D(), Rate: sc.Clocks[client].Rate},
 		Workload: workloads.Workload{

@@ -68,6 +68,7 @@ func Parse(path string, src []byte) (*Scenario, error) {
 	errs := s.resolveLock(&root)
 	s.applyDefaults()
 	errs = append(errs, s.resolveTTLs()...)
+	errs = append(errs, s.resolveClientLocks()...)
 	if errs = append(errs, s.validate()...); len(errs) > 0 {
 		for _, e := range errs {
 			if e.File == "" { // not already placed in a design file

@@ -43,6 +43,8 @@ type Scenario struct {
 	Seed     int64                   `yaml:"seed"`
 	Workload Workload                `yaml:"workload"`
 	Clocks   map[string]ClockSetting `yaml:"clocks"` // clients whose own clock starts skewed
+	// ClientLocks gives some clients another design on the same lock (client_locks.go).
+	ClientLocks map[string]string `yaml:"client_locks"`
 	// What the lock service is asked for beyond its nodes; its kind says which it takes.
 	Persistence string    `yaml:"persistence"` // Redis lock nodes: none (default), aof-everysec, aof-always
 	Replicas    int       `yaml:"replicas"`    // Redis: replicas of the one primary, under Sentinel (failover)
@@ -62,6 +64,8 @@ type Scenario struct {
 	design locks.Design
 	lockOK bool // the lock resolved to a design
 	plan   *services.Plan
+
+	clientDesigns map[string]locks.Design // client_locks, resolved
 }
 
 // Workload is how each client uses the lock (see workloads.Workload).

@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/lockcheck/lockcheck/adapters"
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/matrix"
 	"github.com/lockcheck/lockcheck/nemesis"
@@ -30,6 +32,7 @@ func newListCommand() *cobra.Command {
 			fmt.Fprintln(out, "\nWAITS: how the workload waits for a held lock. blocks: one acquire attempt waits for the release itself "+
 				"(a message, a watch) until its time is up (4 × workload.timeout, at most acquire_timeout); polls: a try-lock, "+
 				"the worker tries again after backoff_min..backoff_max.")
+			listLibraries(out)
 			if verbose {
 				for _, d := range locks.All() {
 					fmt.Fprintf(out, "\n%s\n  protects against: %s\n  waits: %s\n  fails when:\n", d.Name, d.Protects, d.WaitsBy())
@@ -49,6 +52,25 @@ func newListCommand() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// listLibraries lists the Go libraries a scenario can name at a version (LIB@VERSION).
+func listLibraries(out io.Writer) {
+	fmt.Fprintln(out, "\nGo libraries at a version: name LIB@VERSION (e.g. redsync@v4.0.3, zk@v1.0.1) as a scenario's lock or in --locks. "+
+		"It keeps the properties of the design LIB above and runs the library at VERSION through the lock-client protocol, "+
+		"built on first use with the go tool (from the Go module proxy) into the user's cache folder (lockcheck/go-adapters).")
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "LIB\tVERSIONS\tMODULE\tADAPTER")
+	for _, l := range locks.Libraries {
+		for i, line := range l.Lines {
+			name := l.Name
+			if i > 0 {
+				name = ""
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\tadapters/_go/%s\n", name, line.Versions, line.Module, strings.Join(adapters.GoFiles(line.Adapter), " + "))
+		}
+	}
+	tw.Flush()
 }
 
 // waitsWord is the list's WAITS column: whether one acquire attempt of the workload blocks until

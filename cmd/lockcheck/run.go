@@ -165,7 +165,7 @@ func describe(w io.Writer, sc *scenarios.Scenario, d time.Duration) {
 		claims = " (" + strings.Join(sc.Claims, ", ") + ")"
 	}
 	fmt.Fprintf(w, "scenario %s%s: lock %s, %d node(s), %d client(s), ttl %s, %s\n",
-		sc.Name, claims, sc.Lock, sc.Nodes, sc.Clients, sc.TTL.D(), d)
+		sc.Name, claims, sc.LockDescription(), sc.Nodes, sc.Clients, sc.TTL.D(), d)
 }
 
 func report(w io.Writer, res *runner.Result, i, count int) {

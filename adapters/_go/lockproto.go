@@ -1,0 +1,140 @@
+package main
+
+// lockproto.go: lockcheck's lock-client protocol (docs/LOCK-PROTOCOL.md) for the Go adapters, with
+// the standard library only. lockcheck builds each adapter at a library version of the user's
+// choice: this file and the adapter's own files become package main of a throwaway module whose
+// go.mod requires that version (package adapters, golib.go). They are never compiled into
+// lockcheck itself (the go tool skips folders whose name starts with "_").
+//
+// The worker writes one JSON request per line on stdin; serve answers each with one line on
+// stdout. Logs go to stderr, which the worker keeps in the client's log.
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+)
+
+// initRequest is the first request: everything a client needs to build its lock.
+type initRequest struct {
+	Client    string            `json:"client"`
+	Nodes     []string          `json:"nodes"`
+	Lock      string            `json:"lock"`
+	TTLMS     int64             `json:"ttl_ms"`
+	TimeoutMS int64             `json:"timeout_ms"`
+	Params    map[string]string `json:"params"`
+	Role      string            `json:"role"`
+}
+
+func (r initRequest) ttl() time.Duration     { return time.Duration(r.TTLMS) * time.Millisecond }
+func (r initRequest) timeout() time.Duration { return time.Duration(r.TimeoutMS) * time.Millisecond }
+
+// request is any request; init's fields are read from the same line.
+type request struct {
+	ID        int64  `json:"id"`
+	Type      string `json:"type"`
+	TimeoutMS int64  `json:"timeout_ms"`
+}
+
+// answer is one reply: ok (the operation took effect), fail (it certainly did not: busy, or not
+// held) or error (its outcome is unknown).
+type answer struct {
+	InReplyTo int64  `json:"in_reply_to"`
+	Type      string `json:"type"`
+	Token     *int64 `json:"token,omitempty"`
+	Value     string `json:"value,omitempty"`
+	Error     string `json:"error,omitempty"`
+	Valid     bool   `json:"valid,omitempty"` // init: this adapter answers valid requests
+}
+
+func ok() answer                         { return answer{Type: "ok"} }
+func okToken(t int64) answer             { return answer{Type: "ok", Token: &t} }
+func fail(why string) answer             { return answer{Type: "fail", Error: why} }
+func unknown(err error) answer           { return answer{Type: "error", Error: err.Error()} }
+func unknownf(f string, a ...any) answer { return answer{Type: "error", Error: fmt.Sprintf(f, a...)} }
+
+// lockClient is one client's lock, as an adapter builds it from the init request. acquire and
+// release are given the time they must answer within.
+type lockClient interface {
+	acquire(within time.Duration) answer
+	release(within time.Duration) answer
+	close()
+}
+
+// validator is a lockClient that can tell whether it still believes it holds the lock (the
+// workload asks before each access to the resource).
+type validator interface {
+	valid(within time.Duration) answer
+}
+
+// serve runs the request loop around the client newClient builds at init.
+func serve(newClient func(initRequest) (lockClient, error)) {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 64*1024), 1024*1024)
+	out := json.NewEncoder(os.Stdout) // one line per answer; os.Stdout is unbuffered
+	var client lockClient
+	for in.Scan() {
+		line := in.Bytes()
+		var req request
+		if err := json.Unmarshal(line, &req); err != nil {
+			fmt.Fprintf(os.Stderr, "lock adapter: not a request: %q\n", line)
+			os.Exit(2)
+		}
+		var a answer
+		switch {
+		case req.Type == "init":
+			var ir initRequest
+			if err := json.Unmarshal(line, &ir); err != nil {
+				a = unknown(err)
+				break
+			}
+			c, err := newClient(ir)
+			if err != nil {
+				a = unknown(err)
+				break
+			}
+			client = c
+			_, canValidate := c.(validator)
+			a = answer{Type: "ok", Valid: canValidate}
+		case client == nil:
+			a = unknownf("%s before init", req.Type)
+		case req.Type == "acquire":
+			a = client.acquire(within(req))
+		case req.Type == "release":
+			a = client.release(within(req))
+		case req.Type == "valid":
+			if v, canValidate := client.(validator); canValidate {
+				a = v.valid(within(req))
+			} else {
+				a = fail("this adapter does not answer valid")
+			}
+		case req.Type == "close":
+			client.close()
+			a = ok()
+		default:
+			a = unknownf("unknown request type %q", req.Type)
+		}
+		a.InReplyTo = req.ID
+		if err := out.Encode(a); err != nil {
+			os.Exit(2) // the worker is gone
+		}
+		if req.Type == "close" {
+			return
+		}
+	}
+}
+
+// within is the time a request may take: its timeout_ms, or 10 s when it gives none.
+func within(req request) time.Duration {
+	if req.TimeoutMS <= 0 {
+		return 10 * time.Second
+	}
+	return time.Duration(req.TimeoutMS) * time.Millisecond
+}
+
+// logf writes one line to the client's log.
+func logf(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "lock adapter: "+format+"\n", a...)
+}

@@ -1,0 +1,203 @@
+package adapters
+
+// golib.go: Go lock libraries at any version. A Go library compiled into lockcheck exists at one
+// version; to run another, lockcheck builds a small adapter program against it: the adapter's
+// source (the files in _go/, one main package per library API, never compiled into lockcheck:
+// the go tool skips folders whose name starts with "_") goes into a throwaway module in the
+// user's cache folder whose go.mod requires the library at that version; `go mod tidy` resolves
+// what the library itself requires, `go build` makes the program, and the binary is kept, keyed
+// by the adapter, the version and a hash of the source. Every later run finds it there.
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+//go:embed _go
+var goSources embed.FS
+
+// goDir is the folder of the Go adapters' sources in goSources.
+const goDir = "_go"
+
+// goProtocol is the protocol helper every Go adapter shares.
+const goProtocol = "lockproto.go"
+
+// goAdapters are the Go adapters: the files of each, besides the protocol helper.
+var goAdapters = map[string][]string{
+	"redsync-v4": {"redsync_v4.go"},
+	"redsync-v1": {"redsync_v1.go"},
+	"etcd-v34":   {"etcd_mutex.go", "etcd_v34.go"},
+	"etcd-v35":   {"etcd_mutex.go", "etcd_v35.go"},
+	"zk":         {"zk_lock.go"},
+}
+
+// goVersionLine is the go directive of the throwaway modules: the oldest go tool that builds them.
+const goVersionLine = "1.21"
+
+// GoBuild is one versioned adapter: a Go adapter's source built against Module at Version.
+type GoBuild struct {
+	Adapter string // a Go adapter's name (GoAdapters)
+	Module  string // the library's module path
+	Version string // the version as the module proxy serves it
+	Label   string // how messages name it, e.g. "redsync@v4.0.3"
+}
+
+// GoAdapters lists the Go adapters.
+func GoAdapters() []string {
+	out := make([]string, 0, len(goAdapters))
+	for n := range goAdapters {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// GoFiles lists a Go adapter's source files (as named in the repository's adapters/_go/).
+func GoFiles(adapter string) []string {
+	files, ok := goAdapters[adapter]
+	if !ok {
+		return nil
+	}
+	return append([]string{goProtocol}, files...)
+}
+
+// BuildLog gets one line when a versioned adapter is built (it takes a while the first time).
+var BuildLog io.Writer = os.Stderr
+
+// GoBinary returns the path of b's program, building it first if this machine has not yet. Builds
+// started at once (every client of a run, several runs) build once: the others wait for it.
+// Errors are one line that names the module and the version.
+func GoBinary(b GoBuild) (string, error) {
+	files := GoFiles(b.Adapter)
+	if files == nil {
+		return "", fmt.Errorf("%s: no Go adapter %q; Go adapters: %s", b.Label, b.Adapter, strings.Join(GoAdapters(), ", "))
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s %s %s\n", b.Module, b.Version, goVersionLine)
+	for _, f := range files {
+		src, err := goSources.ReadFile(goDir + "/" + f)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", f, len(src))
+		h.Write(src)
+	}
+	root, err := os.UserCacheDir()
+	if err != nil {
+		root = os.TempDir()
+	}
+	root = filepath.Join(root, "lockcheck", "go-adapters")
+	name := b.Adapter + "@" + strings.ReplaceAll(b.Version, "/", "_")
+	dir := filepath.Join(root, name+"-"+hex.EncodeToString(h.Sum(nil))[:12])
+	bin := filepath.Join(dir, "adapter")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("%s is built from %s %s with the go tool, which is not on PATH: install Go %s or later", b.Label, b.Module, b.Version, goVersionLine)
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", err
+	}
+	// One build at a time: the others wait, then find it.
+	if lock, err := os.OpenFile(filepath.Join(root, name+".lock"), os.O_CREATE|os.O_RDWR, 0o644); err == nil {
+		defer lock.Close()
+		_ = unix.Flock(int(lock.Fd()), unix.LOCK_EX) // released when the file is closed
+		if _, err := os.Stat(bin); err == nil {
+			return bin, nil
+		}
+	}
+	tmp, err := os.MkdirTemp(root, name+".tmp-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp) // gone after the rename; left only if something failed
+	started := time.Now()
+	fmt.Fprintf(BuildLog, "lockcheck: building %s from %s %s (first use; kept in %s)\n", b.Label, b.Module, b.Version, dir)
+	if err := buildGo(goTool, tmp, b, files); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(bin); serr == nil {
+			return bin, nil // another process was first
+		}
+		return "", err
+	}
+	fmt.Fprintf(BuildLog, "lockcheck: built %s in %s\n", b.Label, time.Since(started).Round(100*time.Millisecond))
+	return bin, nil
+}
+
+// buildGo writes the throwaway module into dir and builds dir/adapter.
+func buildGo(goTool, dir string, b GoBuild, files []string) error {
+	mod := fmt.Sprintf("// A throwaway module lockcheck wrote to build %s.\nmodule lockcheck.adapter\n\ngo %s\n\nrequire %s %s\n",
+		b.Label, goVersionLine, b.Module, b.Version)
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644); err != nil {
+		return err
+	}
+	for _, f := range files {
+		src, _ := goSources.ReadFile(goDir + "/" + f)
+		if err := os.WriteFile(filepath.Join(dir, f), src, 0o644); err != nil {
+			return err
+		}
+	}
+	run := func(args ...string) ([]byte, error) {
+		cmd := exec.Command(goTool, args...)
+		cmd.Dir = dir
+		// The module's own go.mod decides, whatever the user's environment says: no workspace,
+		// no vendoring, no toolchain download, and a static binary (no C compiler needed).
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GOTOOLCHAIN=local", "CGO_ENABLED=0")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		return out.Bytes(), err
+	}
+	// First the library alone, for a plain answer when the proxy does not serve that version.
+	out, err := run("mod", "download", "-json", b.Module+"@"+b.Version)
+	if err != nil {
+		var info struct{ Error string }
+		if json.Unmarshal(out, &info) == nil && info.Error != "" {
+			return fmt.Errorf("%s: cannot download %s %s: %s", b.Label, b.Module, b.Version, firstLines(info.Error))
+		}
+		return fmt.Errorf("%s: go mod download %s@%s: %s", b.Label, b.Module, b.Version, firstLines(string(out)))
+	}
+	if out, err := run("mod", "tidy"); err != nil {
+		return fmt.Errorf("%s: go mod tidy (what %s %s requires): %s", b.Label, b.Module, b.Version, firstLines(string(out)))
+	}
+	if out, err := run("build", "-trimpath", "-o", "adapter", "."); err != nil {
+		return fmt.Errorf("%s: go build of its adapter against %s %s: %s", b.Label, b.Module, b.Version, firstLines(string(out)))
+	}
+	return nil
+}
+
+// firstLines is the first few lines of go's output on one line: enough to see what failed.
+func firstLines(out string) string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "go: downloading ") || strings.HasPrefix(l, "go: finding ") {
+			continue
+		}
+		lines = append(lines, l)
+		if len(lines) == 3 {
+			break
+		}
+	}
+	if len(lines) == 0 {
+		return "no output"
+	}
+	return strings.Join(lines, " | ")
+}

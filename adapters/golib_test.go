@@ -1,0 +1,125 @@
+package adapters
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// go-zookeeper needs nothing else: the quickest library to build an adapter against.
+var zk102 = GoBuild{Adapter: "zk", Module: "github.com/go-zookeeper/zk", Version: "v1.0.2", Label: "zk@v1.0.2"}
+
+// freshCache points the user's cache folder at an empty one for the test, keeping the go tool's
+// own build cache where it was (it lives in the same folder by default: rebuilding the standard
+// library would take a minute).
+func freshCache(t *testing.T) {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		t.Fatalf("go env GOCACHE: %v", err)
+	}
+	t.Setenv("GOCACHE", strings.TrimSpace(string(out)))
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+}
+
+// A versioned adapter is built once, even when every client of a run asks at once, and the
+// program it leaves speaks the protocol.
+func TestGoBinaryBuildsOnce(t *testing.T) {
+	freshCache(t)
+	var wg sync.WaitGroup
+	bins := make([]string, 4)
+	errs := make([]error, 4)
+	for i := range bins {
+		wg.Add(1)
+		go func() { defer wg.Done(); bins[i], errs[i] = GoBinary(zk102) }()
+	}
+	wg.Wait()
+	for i := range bins {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if bins[i] != bins[0] {
+			t.Fatalf("two programs for one version: %s, %s", bins[0], bins[i])
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "lockcheck", "go-adapters"))
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	if len(dirs) != 1 || !strings.HasPrefix(dirs[0], "zk@v1.0.2-") {
+		t.Fatalf("want one folder (no leftovers), got %v", dirs)
+	}
+	mod, err := os.ReadFile(filepath.Join(filepath.Dir(bins[0]), "go.mod"))
+	if err != nil || !strings.Contains(string(mod), "require github.com/go-zookeeper/zk v1.0.2") {
+		t.Fatalf("go.mod of the build does not pin the version: %s %v", mod, err)
+	}
+	// init, then close, with nothing to connect to: the program answers both and exits.
+	cmd := exec.Command(bins[0])
+	cmd.Stdin = strings.NewReader(`{"id":1,"type":"init","client":"c","nodes":["127.0.0.1:1"],"lock":"k","ttl_ms":1000,"timeout_ms":100}` + "\n" +
+		`{"id":2,"type":"close"}` + "\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"in_reply_to":1,"type":"ok"}` + "\n" + `{"in_reply_to":2,"type":"ok"}` + "\n"; string(out) != want {
+		t.Fatalf("answers %q, want %q", out, want)
+	}
+}
+
+// A version the module proxy does not serve is one line naming the module and the version.
+func TestGoBinaryRefusedVersion(t *testing.T) {
+	freshCache(t)
+	b := zk102
+	b.Version, b.Label = "v1.0.0", "zk@v1.0.0" // the proxy answers 403 for it
+	_, err := GoBinary(b)
+	if err == nil {
+		t.Fatal("built a version the proxy does not serve")
+	}
+	msg := err.Error()
+	for _, want := range []string{"zk@v1.0.0: cannot download github.com/go-zookeeper/zk v1.0.0: ", "v1.0.0"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not say %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "\n") {
+		t.Errorf("error is not one line: %q", msg)
+	}
+}
+
+func TestGoBinaryWithoutGo(t *testing.T) {
+	freshCache(t)
+	t.Setenv("PATH", t.TempDir())
+	_, err := GoBinary(zk102)
+	if err == nil || !strings.Contains(err.Error(), "zk@v1.0.2 is built from github.com/go-zookeeper/zk v1.0.2 with the go tool, which is not on PATH") {
+		t.Fatalf("want a missing go tool named, got %v", err)
+	}
+}
+
+// Every Go adapter's files are embedded, and none is compiled into lockcheck (package main in a
+// folder the go tool skips).
+func TestGoAdaptersAreEmbedded(t *testing.T) {
+	for _, a := range GoAdapters() {
+		for _, f := range GoFiles(a) {
+			src, err := goSources.ReadFile(goDir + "/" + f)
+			if err != nil {
+				t.Fatalf("%s: %v", a, err)
+			}
+			if !strings.HasPrefix(string(src), "package main\n") {
+				t.Errorf("%s: %s is not package main", a, f)
+			}
+		}
+	}
+}
+
+func TestFirstLinesSkipsDownloads(t *testing.T) {
+	out := "go: downloading x v1\n\ngo: a.go:3: undefined: y\nb\nc\nd\n"
+	if got, want := firstLines(out), "go: a.go:3: undefined: y | b | c"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
