@@ -43,6 +43,7 @@ type ShippedScenario struct {
 	Name        string   `json:"name"` // its path under scenarios/ without .yaml: k2-x, debate/k2-set-nx-px
 	Claims      []string `json:"claims"`
 	Lock        string   `json:"lock"`
+	Summary     string   `json:"summary"` // the file's opening comment, in one line
 	Description string   `json:"description"`
 	Supports    string   `json:"supports,omitempty"`
 }
@@ -54,7 +55,7 @@ func Shipped() []ShippedScenario {
 	var out []ShippedScenario
 	for _, f := range shippedFiles() {
 		src, _ := shipped.ReadFile(f)
-		s := ShippedScenario{Name: strings.TrimSuffix(f, ".yaml")}
+		s := ShippedScenario{Name: strings.TrimSuffix(f, ".yaml"), Summary: openingComment(src)}
 		if sc, err := Parse(f, src); err != nil {
 			s.Description = "does not load: " + err.Error()
 		} else {
@@ -63,6 +64,20 @@ func Shipped() []ShippedScenario {
 		out = append(out, s)
 	}
 	return out
+}
+
+// openingComment is the comment a scenario file starts with (every shipped one says in it what
+// the scenario shows), as one line.
+func openingComment(src []byte) string {
+	var words []string
+	for _, line := range strings.Split(string(src), "\n") {
+		text, ok := strings.CutPrefix(strings.TrimSpace(line), "#")
+		if !ok {
+			break
+		}
+		words = append(words, strings.Fields(text)...)
+	}
+	return strings.Join(words, " ")
 }
 
 // shippedFiles are the embedded scenario files (slash-separated), top-level first.
