@@ -56,7 +56,7 @@ type Kit struct {
 
 // Kits are the templates, by language; the first of a language is its default service.
 var Kits = []Kit{
-	{Lang: "go", Service: locks.Redis, files: []string{"mylock_test.go", "lockcheck_test.go"}, token: "INCR of <key>:token at acquire"},
+	{Lang: "go", Service: locks.Redis, files: []string{"mylock_test.go.tmpl", "lockcheck_test.go.tmpl"}, token: "INCR of <key>:token at acquire"},
 	{Lang: "python", Service: locks.Redis, files: []string{"my_lock.py"}, command: []string{"/usr/bin/python3", "my_lock.py"},
 		token: "INCR of <key>:token at acquire", debian: []string{"python3-redis"}},
 	{Lang: "python", Service: locks.ZooKeeper, files: []string{"my_lock.py"}, command: []string{"/usr/bin/python3", "my_lock.py"},
@@ -143,7 +143,8 @@ func Plan(o Options) ([]File, []Column, string, error) {
 		if k.Lang == "go" {
 			text = []byte(strings.ReplaceAll(string(text), "package mylock_test", "package "+goPackage(o.Dir)+"_test"))
 		}
-		files = append(files, File{Path: filepath.Join(o.Dir, f), Text: text, Mode: mode})
+		// Go templates are kept as .tmpl, so that go build, vet and test of lockcheck leave them be.
+		files = append(files, File{Path: filepath.Join(o.Dir, strings.TrimSuffix(f, ".tmpl")), Text: text, Mode: mode})
 	}
 	columns, scenarioFiles, err := scenarioSet(d, o.Dir, k.Lang == "go")
 	if err != nil {
