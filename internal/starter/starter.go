@@ -170,7 +170,7 @@ func Plan(o Options) ([]File, []Column, string, error) {
 	}
 	next := "lockcheck run " + filepath.Join(o.Dir, "scenarios", "no-faults.yaml")
 	if k.Lang == "go" {
-		next = "go test -run TestMyLock/none ./" + filepath.ToSlash(o.Dir) + "/"
+		next = "go mod tidy && go test -run TestMyLock/none ./" + filepath.ToSlash(o.Dir) + "/"
 	}
 	return files, columns, next, nil
 }
@@ -268,7 +268,7 @@ func expectBlock(d locks.Design, control bool) string {
 		fmt.Fprintf(&b, "    %-13s {linearizable: true, lost_updates: false}\n", r+":")
 	}
 	if control {
-		b.WriteString("  liveness: {stuck: false, min_acquisitions: 10}   # a control that never takes the lock proves nothing\n")
+		b.WriteString("  liveness: {stuck: false, min_acquisitions: 5}   # a control that never takes the lock proves nothing\n")
 	} else {
 		b.WriteString("  liveness: {stuck: false}\n")
 	}
