@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"go/format"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -184,5 +185,42 @@ func TestInitWorkflowPassesActionlint(t *testing.T) {
 				t.Errorf("the workflow runs %d lockcheck command(s), keeps an artifact: %v\n%s", commands, artifact, src)
 			}
 		})
+	}
+}
+
+// The Go template passes its control out of the box: in a Go module of its own (lockcheck
+// replaced by this checkout, and nothing fetched), the command init prints — go mod tidy, then
+// go test of the control — reaches "safe".
+func TestInitGoTemplatePassesItsControl(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	out := runCommand(t, "init", "--lang", "go")
+	next := ""
+	for _, line := range strings.Split(out, "\n") {
+		if c, ok := strings.CutPrefix(line, "next: "); ok {
+			next = c
+		}
+	}
+	if !strings.HasPrefix(next, "go mod tidy && go test ") {
+		t.Fatalf("init --lang go prints no go test command:\n%s", out)
+	}
+	gomod := "module example.com/project\n\ngo 1.26\n\nrequire github.com/lockcheck/lockcheck v0.0.0\n\nreplace github.com/lockcheck/lockcheck => " + root + "\n"
+	if err := os.WriteFile("go.mod", []byte(gomod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile("go.sum", sum, 0o644)
+	cmd := exec.Command("sh", "-c", strings.Replace(next, "go test ", "go test -count=1 -v ", 1))
+	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod")
+	got, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(got), "--- PASS: TestMyLock/none") || !strings.Contains(string(got), "safe: mutual exclusion held") {
+		t.Fatalf("%s: %v\n%s", next, err, got)
 	}
 }
