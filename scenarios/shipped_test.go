@@ -144,3 +144,29 @@ func TestNearestNamesAreTheClosestSlips(t *testing.T) {
 		t.Errorf("nothing is near: %v", got)
 	}
 }
+
+// A command whose default is a folder of this repository (lockcheck debate's scenarios/debate)
+// gets the shipped copy where the folder is not on disk, and the folder itself where it is.
+func TestShippedFolderFallsBackToTheShippedCopy(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Chdir(t.TempDir())
+	dir, err := ShippedFolder("scenarios/debate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "k2-set-nx-px.yaml")); err != nil {
+		t.Errorf("the shipped debate folder %s: %v", dir, err)
+	}
+	if f, err := ShippedFolder("scenarios/debate/repeatability.json"); err != nil || filepath.Dir(f) != dir {
+		t.Errorf("the shipped repeatability record: %q, %v", f, err)
+	}
+	for _, same := range []string{"elsewhere/debate", "scenarios/no-such-folder"} {
+		if got, _ := ShippedFolder(same); got != same {
+			t.Errorf("ShippedFolder(%q) = %q, want it unchanged", same, got)
+		}
+	}
+	os.MkdirAll("scenarios/debate", 0o755)
+	if got, _ := ShippedFolder("scenarios/debate"); got != "scenarios/debate" {
+		t.Errorf("a folder on disk: %q, want it unchanged", got)
+	}
+}
