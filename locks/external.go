@@ -36,7 +36,7 @@ type Program struct {
 	Name    string   `json:"name" yaml:"name"` // how reports name the design (default: the program's file name)
 	Summary string   `json:"summary,omitempty" yaml:"summary"`
 	Command []string `json:"command" yaml:"command"`           // the program and its arguments
-	Dir     string   `json:"dir,omitempty" yaml:"dir"`         // its working directory (default: lockcheck's)
+	Dir     string   `json:"dir,omitempty" yaml:"dir"`         // its working directory (default: the folder of the file naming it)
 	Service string   `json:"service,omitempty" yaml:"service"` // the kind of lock service (default redis)
 	Nodes   int      `json:"nodes,omitempty" yaml:"nodes"`     // lock nodes it uses (default 1)
 	Token   string   `json:"token,omitempty" yaml:"token"`     // the fencing token it hands out, or "none"

@@ -29,6 +29,9 @@ type LockSpec struct {
 	Inline *locks.Program
 
 	problems []lockProblem // found while decoding; reported with the scenario's other errors
+	// lines are where the program's fields are written (command, dir) in the file that names
+	// them, so that CheckProgram's errors name the line.
+	lines map[string]int
 }
 
 // lockProblem is a problem with one field of `lock:` ("" for lock itself).
@@ -118,11 +121,14 @@ func (s *Scenario) resolveLock(root *yaml.Node) []*Error {
 		if checkProgram(&p, s.baseDir(), func(field, format string, a ...any) { bad("lock."+field, format, a...) }) {
 			s.setDesign(locks.ExternalDesign(p))
 		}
+		idx := yamlpos.New(root)
+		s.LockSpec.lines = map[string]int{"command": idx.Line("lock.command"), "dir": idx.Line("lock.dir")}
 	case l.File != "":
-		p, ferrs := loadDesignFile(filepath.Join(s.baseDir(), l.File), l.File)
+		p, lines, ferrs := loadDesignFile(filepath.Join(s.baseDir(), l.File), l.File)
 		if len(ferrs) > 0 {
 			return ferrs
 		}
+		s.LockSpec.lines = lines
 		s.setDesign(locks.ExternalDesign(*p))
 		s.Source = inlineDesignFile(s.Source, root, *p)
 	case l.Name == "":
@@ -146,27 +152,28 @@ func (s *Scenario) setDesign(d locks.Design) {
 func (s *Scenario) baseDir() string { return filepath.Dir(s.Path) }
 
 // loadDesignFile reads an external design from a file; errors name that file (shown as shown).
-func loadDesignFile(path, shown string) (*locks.Program, []*Error) {
+// It also returns the lines its command and dir are written on.
+func loadDesignFile(path, shown string) (*locks.Program, map[string]int, []*Error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, []*Error{{Field: "lock", Msg: fmt.Sprintf("design file: %v", err)}}
+		return nil, nil, []*Error{{Field: "lock", Msg: fmt.Sprintf("design file: %v", err)}}
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(src, &root); err != nil {
-		return nil, asErrors(yamlErrors(shown, nil, err))
+		return nil, nil, asErrors(yamlErrors(shown, nil, err))
 	}
 	idx := yamlpos.New(&root)
 	var p locks.Program
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	dec.KnownFields(true)
 	if err := dec.Decode(&p); err != nil {
-		return nil, asErrors(yamlErrors(shown, idx, err))
+		return nil, nil, asErrors(yamlErrors(shown, idx, err))
 	}
 	var errs []*Error
 	checkProgram(&p, filepath.Dir(path), func(field, format string, a ...any) {
 		errs = append(errs, &Error{File: shown, Line: idx.Line(field), Field: field, Msg: fmt.Sprintf(format, a...)})
 	})
-	return &p, errs
+	return &p, map[string]int{"command": idx.Line("command"), "dir": idx.Line("dir")}, errs
 }
 
 func asErrors(err error) []*Error {
@@ -182,8 +189,10 @@ func asErrors(err error) []*Error {
 }
 
 // checkProgram checks an external design's fields, fills in its defaults and makes its working
-// directory absolute (relative to base, the folder of the file that defines it). It reports
-// whether the design is usable. What the machine must have (the program itself) is checked
+// directory absolute: dir is relative to base, the folder of the file that defines the design,
+// and is that folder when not given, so relative paths in command (the program, its script)
+// are relative to the file that names them, wherever lockcheck is started. It reports whether
+// the design is usable. What the machine must have (the program itself) is checked
 // before a run starts (CheckProgram), not here: a stored run is re-judged anywhere.
 func checkProgram(p *locks.Program, base string, bad func(field, format string, a ...any)) bool {
 	ok := true
@@ -225,7 +234,7 @@ func checkProgram(p *locks.Program, base string, bad func(field, format string, 
 		}
 		seen[pt] = true
 	}
-	if p.Dir != "" && !filepath.IsAbs(p.Dir) {
+	if !filepath.IsAbs(p.Dir) {
 		if abs, err := filepath.Abs(filepath.Join(base, p.Dir)); err == nil {
 			p.Dir = abs
 		}
@@ -234,8 +243,9 @@ func checkProgram(p *locks.Program, base string, bad func(field, format string, 
 }
 
 // CheckProgram checks, before a run, that this machine can start the scenario's external lock
-// program: its working directory exists and its command is found. Errors name the field; a
-// design without a program passes.
+// program: its working directory exists, its command is found, and the arguments that are paths
+// (pathArgument) name files. Errors name the file, line and field; a design without a program
+// passes.
 func (s *Scenario) CheckProgram() error {
 	p := s.design.Program
 	if p == nil {
@@ -245,28 +255,67 @@ func (s *Scenario) CheckProgram() error {
 	if s.LockSpec.File != "" {
 		field, file = "", filepath.Join(s.baseDir(), s.LockSpec.File)
 	}
-	where := func(f, format string, a ...any) error {
-		return &Error{File: file, Field: field + f, Msg: fmt.Sprintf(format, a...)}
+	where := func(f, line, format string, a ...any) error {
+		return &Error{File: file, Line: s.LockSpec.lines[line], Field: field + f, Msg: fmt.Sprintf(format, a...)}
 	}
-	if p.Dir != "" {
-		if st, err := os.Stat(p.Dir); err != nil || !st.IsDir() {
-			return where("dir", "%s is not a folder on this machine", p.Dir)
-		}
+	if st, err := os.Stat(p.Dir); err != nil || !st.IsDir() {
+		return where("dir", "dir", "%s is not a folder on this machine", p.Dir)
 	}
 	prog := p.Command[0]
 	if strings.Contains(prog, "/") {
 		if !filepath.IsAbs(prog) {
-			prog = filepath.Join(p.Dir, prog) // relative to where it runs ("" = here)
+			prog = filepath.Join(p.Dir, prog)
 		}
 		if st, err := os.Stat(prog); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-			return where("command[0]", "%s is not an executable file on this machine", p.Command[0])
+			return where("command[0]", "command", "%s is not an executable file on this machine (%s)", p.Command[0], relativeTo(p.Dir, file))
 		}
-		return nil
+	} else if _, err := exec.LookPath(prog); err != nil {
+		return where("command[0]", "command", "%q is not found in PATH on this machine", prog)
 	}
-	if _, err := exec.LookPath(prog); err != nil {
-		return where("command[0]", "%q is not found in PATH on this machine", prog)
+	for i, arg := range p.Command[1:] {
+		if !pathArgument(arg) {
+			continue
+		}
+		path := arg
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(p.Dir, path)
+		}
+		if _, err := os.Stat(path); err != nil {
+			return where(fmt.Sprintf("command[%d]", i+1), "command", "%s does not exist on this machine (%s)", arg, relativeTo(p.Dir, file))
+		}
 	}
 	return nil
+}
+
+// scriptExts are the endings of files an interpreter runs: an argument with one is a path.
+var scriptExts = []string{".py", ".rb", ".js", ".mjs", ".pl", ".sh", ".jar", ".java", ".php", ".lua", ".tcl"}
+
+// pathArgument reports whether an argument of command is a path lockcheck checks before a run:
+// one that starts with ./ or ../, or a script's file name (a.py, lib/a.jar) that is not an
+// option (-x), a setting (a=b) or a URL. Other arguments are passed as written and not checked.
+func pathArgument(arg string) bool {
+	if strings.HasPrefix(arg, "./") || strings.HasPrefix(arg, "../") {
+		return true
+	}
+	if strings.HasPrefix(arg, "-") || strings.ContainsAny(arg, "=:") {
+		return false
+	}
+	return slices.Contains(scriptExts, filepath.Ext(arg))
+}
+
+// relativeTo says where relative paths of a program are taken from, for its errors.
+func relativeTo(dir, file string) string {
+	if filepath.Dir(mustAbs(file)) == dir {
+		return "relative paths are taken from the folder of " + filepath.Base(file) + ": " + dir
+	}
+	return "relative paths are taken from its dir: " + dir
+}
+
+func mustAbs(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }
 
 // inlineDesignFile returns src with the `lock: file.yaml` value replaced by the design the file

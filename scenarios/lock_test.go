@@ -140,17 +140,34 @@ func TestDesignFile(t *testing.T) {
 	}
 }
 
-// What the machine must have is checked before a run, not when a stored run is re-judged.
+// What the machine must have is checked before a run, not when a stored run is re-judged. Paths
+// in a program's command are relative to the file that names it (its dir, by default that
+// file's folder), wherever lockcheck was started; errors name the file, line and field.
 func TestCheckProgram(t *testing.T) {
 	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "scenarios"), 0o755)
+	os.WriteFile(filepath.Join(dir, "a.sh"), []byte("exit 0\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "my_lock.py"), []byte(""), 0o644)
+	os.WriteFile(filepath.Join(dir, "run.sh"), []byte("#!/bin/sh\n"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "classes"), 0o755)
+	adapterScenario, _ := filepath.Abs("byol/k2-redis-py.yaml")
+	t.Chdir(t.TempDir()) // started somewhere else: nothing may depend on it
 	path := filepath.Join(dir, "x.yaml")
-	for _, c := range []struct{ lock, want string }{
-		{"lock: {command: [sh, a.sh]}", ""},
-		{"lock: {command: [no-such-interpreter, a.py]}", `lock.command[0]: "no-such-interpreter" is not found in PATH on this machine`},
-		{"lock: {command: [./run.sh], dir: gone}", "lock.dir: " + filepath.Join(dir, "gone") + " is not a folder on this machine"},
-		{"lock: {command: [./run.sh]}", "lock.command[0]: ./run.sh is not an executable file on this machine"},
+	nested := filepath.Join(dir, "scenarios", "x.yaml")
+	for _, c := range []struct{ path, lock, want string }{
+		{path, "lock: {command: [sh, a.sh]}", ""},
+		{path, "lock: {command: [./run.sh]}", ""},
+		{nested, "lock: {command: [python3, ../my_lock.py]}", ""},
+		{nested, "lock: {command: [../run.sh, --verbose, -Dlog=./x.log, http://h/a.py]}", ""},
+		{nested, "lock: {command: [java, -cp, ../classes, com.example.LockAdapter]}", ""},
+		{path, "lock: {command: [no-such-interpreter, a.py]}", `x.yaml:2: lock.command[0]: "no-such-interpreter" is not found in PATH on this machine`},
+		{path, "lock: {command: [./run.sh], dir: gone}", "x.yaml:2: lock.dir: " + filepath.Join(dir, "gone") + " is not a folder on this machine"},
+		{nested, "lock: {command: [./run.sh]}", "x.yaml:2: lock.command[0]: ./run.sh is not an executable file on this machine " +
+			"(relative paths are taken from the folder of x.yaml: " + filepath.Join(dir, "scenarios") + ")"},
+		{nested, "lock: {command: [python3, my_lock.py]}", "x.yaml:2: lock.command[1]: my_lock.py does not exist on this machine"},
+		{nested, "lock: {command: [python3, ../nope.py], dir: ..}", "lock.command[1]: ../nope.py does not exist on this machine (relative paths are taken from its dir: " + dir + ")"},
 	} {
-		s, err := Parse(path, []byte(byolScenario(c.lock)))
+		s, err := Parse(c.path, []byte(byolScenario(c.lock)))
 		if err != nil {
 			t.Fatalf("%s: %v", c.lock, err)
 		}
@@ -160,9 +177,26 @@ func TestCheckProgram(t *testing.T) {
 			t.Errorf("%s: %v", c.lock, err)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: want %q, got %v", c.lock, c.want, err)
+		case c.want == "" && s.Design().Program.Dir != filepath.Dir(c.path):
+			t.Errorf("%s: runs in %s, want the scenario's folder", c.lock, s.Design().Program.Dir)
 		}
 	}
-	s, _ := Load("byol/k2-redis-py.yaml")
+
+	// A design file's program is relative to the design file, and its errors name its lines.
+	os.MkdirAll(filepath.Join(dir, "designs"), 0o755)
+	os.WriteFile(filepath.Join(dir, "designs", "mine.yaml"), []byte("name: mine\nservice: redis\ncommand: [./run.sh]\n"), 0o644)
+	s, err := Parse(nested, []byte(byolScenario("lock: ../designs/mine.yaml")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckProgram(); err == nil || !strings.Contains(err.Error(), "designs/mine.yaml:3: command[0]: ./run.sh is not an executable file") {
+		t.Errorf("a design file's missing program: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "designs", "run.sh"), []byte("#!/bin/sh\n"), 0o755)
+	if err := s.CheckProgram(); err != nil {
+		t.Errorf("the program beside its design file: %v", err)
+	}
+	s, _ = Load(adapterScenario)
 	if err := s.CheckProgram(); err != nil {
 		t.Errorf("a registered adapter has no program to check: %v", err)
 	}

@@ -39,6 +39,8 @@ done
 [ -e /usr/lib/python3/dist-packages/kazoo/recipe/lock.py ] || need+=(python3-kazoo)
 [ -e /usr/share/java/curator-recipes.jar ] || need+=(libcurator-recipes-java)
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
+# jq: the shell template of `lockcheck init --lang program` reads the protocol's JSON with it.
+command -v jq >/dev/null 2>&1 || need+=(jq)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

@@ -14,6 +14,7 @@ import (
 	"github.com/lockcheck/lockcheck/internal/shard"
 	"github.com/lockcheck/lockcheck/junit"
 	"github.com/lockcheck/lockcheck/runner"
+	"github.com/lockcheck/lockcheck/scenarios"
 )
 
 func newDebateCommand() *cobra.Command {
@@ -39,6 +40,15 @@ its file name); lockcheck merge then combines the jobs' reports into one.`,
 			}
 			if sh.Enabled() && record != "" {
 				return &exitError{exitHarness, fmt.Errorf("--record with --shard: a repeatability record must hold every scenario")}
+			}
+			// Outside lockcheck's repository the default folders are the shipped copies.
+			if o.Dir, err = scenarios.ShippedFolder(o.Dir); err != nil {
+				return &exitError{exitHarness, err}
+			}
+			if repeatability != "" {
+				if repeatability, err = scenarios.ShippedFolder(repeatability); err != nil {
+					return &exitError{exitHarness, err}
+				}
 			}
 			all, err := debate.Load(o)
 			if err != nil {

@@ -83,5 +83,6 @@ func newRootCommand() *cobra.Command {
 	root.PersistentFlags().BoolP("verbose", "v", false, "log what the harness does")
 	root.AddCommand(newRunCommand(), newCheckCommand(), newListCommand(), newFaultsCommand(), newWorkerCommand(), newMatrixCommand(), newDebateCommand())
 	root.AddCommand(newReportCommand(), newServeCommand(), newImagesCommand(), newMergeCommand())
+	root.AddCommand(newScenariosCommand(), newInitCommand()) // scenarios_cmd.go, init.go
 	return root
 }

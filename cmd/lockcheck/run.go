@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -26,12 +25,20 @@ func newRunCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO",
 		Short: "Run a scenario against real servers and judge it (exit 0: verdict as expected, 1: not, 2: harness error)",
-		Long: `Run a scenario file (or the name of one in scenarios/) end to end: start the servers, the
-clients and the nemesis, record the history, judge it, and compare the verdict with the
-scenario's expect block. The run folder keeps the history, verdict.json, the scenario and logs.`,
+		Long: `Run a scenario end to end: start the servers, the clients and the nemesis, record the
+history, judge it, and compare the verdict with the scenario's expect block. The run folder
+keeps the history, verdict.json, the scenario and logs.
+
+SCENARIO is a file, or a name (k2-set-nx-px, debate/k2-set-nx-px) looked up first in the
+current folder's scenarios/ (and one folder down), then among the scenarios built into
+lockcheck (lockcheck scenarios lists them).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sc, err := scenarios.Load(resolveScenario(args[0]))
+			path, err := scenarios.Resolve(args[0])
+			if err != nil {
+				return &exitError{exitHarness, err}
+			}
+			sc, err := scenarios.Load(path)
 			if err != nil {
 				return &exitError{exitHarness, err}
 			}
@@ -143,20 +150,6 @@ func newCheckCommand() *cobra.Command {
 			return nil
 		},
 	}
-}
-
-// resolveScenario accepts a path, or a bare name of a file in scenarios/ or scenarios/debate/.
-func resolveScenario(arg string) string {
-	if _, err := os.Stat(arg); err == nil || strings.ContainsRune(arg, filepath.Separator) {
-		return arg
-	}
-	name := strings.TrimSuffix(arg, ".yaml") + ".yaml"
-	for _, dir := range []string{"scenarios", filepath.Join("scenarios", "debate")} {
-		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
-			return filepath.Join(dir, name)
-		}
-	}
-	return filepath.Join("scenarios", name)
 }
 
 func describe(w io.Writer, sc *scenarios.Scenario, d time.Duration) {

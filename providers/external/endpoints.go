@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -140,6 +141,16 @@ func asTypeError(err error, te **yaml.TypeError) bool {
 		*te = t
 	}
 	return ok
+}
+
+// Dir is the folder hooks run in: the endpoints file's own, so paths in a hook command are
+// relative to the file that names them.
+func (e *Endpoints) Dir() string {
+	abs, err := filepath.Abs(filepath.Dir(e.Path))
+	if err != nil {
+		return filepath.Dir(e.Path)
+	}
+	return abs
 }
 
 // Hook returns the command for action on node: the node's own, else the file's default, else "".

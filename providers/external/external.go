@@ -6,7 +6,8 @@
 //
 // Server faults need the user's hands: the endpoints file may give a hook command per action
 // (pause, resume, kill, restart, clock, cut, heal; by default for every node, or per node), which
-// lockcheck runs with sh -c and records in the node's folder (servers/<node>/hooks.log). A
+// lockcheck runs with sh -c in the endpoints file's folder (so ./hooks/pause.sh is found beside
+// the file, wherever lockcheck is started) and records in the node's folder (servers/<node>/hooks.log). A
 // scenario asking for a server fault whose hook is missing is refused before anything starts
 // (providers.Refuser). The cluster outlives the run (providers.Lasting): the run's lock key is
 // its own and is removed at the end.
@@ -250,7 +251,7 @@ func (n *node) hook(action string, extra map[string]string) error {
 	n.hookMu.Lock()
 	defer n.hookMu.Unlock()
 	began := time.Now()
-	out, err := runHook(cmdText, env)
+	out, err := runHook(cmdText, n.p.eps.Dir(), env)
 	n.record(began, action, cmdText, out, err)
 	n.p.o.Logger.Debug("hook", "node", n.spec.Name, "action", action, "command", cmdText, "took", time.Since(began), "err", err)
 	if err != nil {
@@ -259,9 +260,11 @@ func (n *node) hook(action string, extra map[string]string) error {
 	return nil
 }
 
-// runHook runs cmdText with sh -c, as a child that dies with the harness, for at most hookTimeout.
-func runHook(cmdText string, env []string) (string, error) {
+// runHook runs cmdText with sh -c in dir, as a child that dies with the harness, for at most
+// hookTimeout.
+func runHook(cmdText, dir string, env []string) (string, error) {
 	cmd := exec.Command("sh", "-c", cmdText)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -74,9 +74,10 @@ func options(t *testing.T, endpoints string) runner.Options {
 }
 
 // A run on the user's server: the server pause is carried out by the user's hooks (here SIGSTOP
-// and SIGCONT of the stand-in's pid), recorded in the history and the node's hooks.log; clients
-// reach the server through their own links; the run's keys are removed at the end and the user's
-// key is untouched.
+// and SIGCONT of the stand-in's pid, one through a script beside the endpoints file, named
+// relative to it while lockcheck runs elsewhere), recorded in the history and the node's
+// hooks.log; clients reach the server through their own links; the run's keys are removed at the
+// end and the user's key is untouched.
 func TestHookDrivenServerPauseOnAUsersCluster(t *testing.T) {
 	n, rc := userCluster(t)
 	pid := n.(interface{ Pid() int }).Pid()
@@ -85,9 +86,14 @@ nodes:
   n1:
     ports: {client: %s}
 hooks:
-  pause: kill -STOP %d
+  pause: ./hooks/signal.sh STOP %d
   resume: kill -CONT %d
 `, n.Addr(redis.ClientPort), pid, pid))
+	os.MkdirAll(filepath.Join(filepath.Dir(eps), "hooks"), 0o755)
+	if err := os.WriteFile(filepath.Join(filepath.Dir(eps), "hooks", "signal.sh"), []byte("#!/bin/sh\nkill -$1 $2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
 	sc := load(t, `name: external-pause
 lock: set-nx-px
 clients: 3
