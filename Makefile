@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/lockcheck
 PKGS    := ./...
 
-.PHONY: all deps build run test tidy-check flakes vet repeat debate debate-repeat jepsen-etcd matrix mutants bench hunt-bench soak byol track-record images clean
+.PHONY: all deps build run test tidy-check flakes vet repeat debate debate-repeat debate-repeat-docker jepsen-etcd matrix mutants bench hunt-bench soak byol track-record images clean
 
 # Whether a Docker daemon answers: then `make test` builds the docker provider's images and its
 # tests must run (LOCKCHECK_REQUIRE_DOCKER=1); without one they say so in one line each.
@@ -58,10 +58,18 @@ repeat: deps build
 debate: deps build
 	./$(BIN) debate --seeds 20 --out results/DEBATE.md
 
-# Repeatability: each debate scenario 10 times, stored in scenarios/debate/repeatability.json
-# for `make debate` to show (slow: ~30 minutes on 2 cores).
+# Repeatability: each debate scenario 20 times (random ones over 20 seeds) under two conditions,
+# quiet (one run at a time) and loaded (two at a time: every run has another beside it), stored
+# in scenarios/debate/repeatability.json for `make debate` to show (slow: about 2 hours on 2
+# cores). debate-repeat-docker measures the docker provider the same way.
+DEBATE_REPEAT := --count 20 --seeds 20 --record scenarios/debate/repeatability.json
 debate-repeat: deps build
-	./$(BIN) debate --count 10 --seeds 20 --record scenarios/debate/repeatability.json --out results/DEBATE.md
+	./$(BIN) debate $(DEBATE_REPEAT) --parallel 1 --results results/debate-quiet --out results/DEBATE-quiet.md
+	./$(BIN) debate $(DEBATE_REPEAT) --parallel 2 --results results/debate-loaded --out results/DEBATE.md
+
+debate-repeat-docker: deps images
+	./$(BIN) debate $(DEBATE_REPEAT) --provider docker --parallel 1 --results results/debate-docker-quiet --out results/DEBATE-docker-quiet.md
+	./$(BIN) debate $(DEBATE_REPEAT) --provider docker --parallel 2 --results results/debate-docker-loaded --out results/DEBATE-docker.md
 
 # A run shaped like Jepsen's etcd 3.4.3 lock-set test (scenarios/jepsen/), over seeds 1..8 (~9
 # minutes on 2 cores): results/JEPSEN-ETCD.md, then each seed's register table (acknowledged and

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -22,30 +23,39 @@ import (
 
 // Options say how much to run.
 type Options struct {
-	Dir    string // the debate scenarios; default scenarios/debate
-	Count  int    // runs of each deterministic scenario (default 1)
-	Seeds  int    // seeds 1..Seeds for each scenario with a random schedule (default 1)
-	Only   []string
-	Runner runner.Options
-	OnRun  func(name string, i, n int, r *runner.Result, err error)
+	Dir   string // the debate scenarios; default scenarios/debate
+	Count int    // runs of each deterministic scenario (default 1)
+	Seeds int    // seeds 1..Seeds for each scenario with a random schedule (default 1)
+	Only  []string
+	// Parallel is how many runs go side by side (default 1: one after another).
+	Parallel int
+	Runner   runner.Options
+	OnRun    func(name string, i, n int, took time.Duration, r *runner.Result, err error)
 }
 
 // Row is one scenario's observed result.
 type Row struct {
-	Scenario string        `json:"scenario"`
-	File     string        `json:"file"`
-	Claims   []string      `json:"claims"`
-	Lock     string        `json:"lock"`
-	Supports string        `json:"supports"`
-	Finding  string        `json:"finding"`
-	Random   bool          `json:"random"`   // a seeded random schedule: judged by its detection rate
-	Runs     int           `json:"runs"`     // runs done
-	Matched  int           `json:"matched"`  // runs whose verdict matched the scenario's expect block
-	Detected int           `json:"detected"` // runs that showed a violation (double ownership or unfenced data lost)
-	Errors   int           `json:"errors"`   // runs the harness could not complete
-	Observed string        `json:"observed"` // the first run's verdict, in short
-	Folder   string        `json:"run_folder"`
-	Wall     time.Duration `json:"wall_ns"`
+	Scenario string   `json:"scenario"`
+	File     string   `json:"file"`
+	Claims   []string `json:"claims"`
+	Lock     string   `json:"lock"`
+	Supports string   `json:"supports"`
+	Finding  string   `json:"finding"`
+	Random   bool     `json:"random"`   // a seeded random schedule: judged by its detection rate
+	Runs     int      `json:"runs"`     // runs done
+	Matched  int      `json:"matched"`  // runs whose verdict matched the scenario's expect block
+	Detected int      `json:"detected"` // runs that showed a violation (double ownership or unfenced data lost)
+	Errors   int      `json:"errors"`   // runs the harness could not complete
+	// Sometimes is the outcome a scenario states a rate for (its `sometimes:` block), Rate that
+	// rate and its accepted range, Shown the runs that showed it, RateOK whether Shown of Runs is
+	// consistent with Rate.
+	Sometimes string        `json:"sometimes,omitempty"`
+	Rate      string        `json:"rate,omitempty"`
+	Shown     int           `json:"shown,omitempty"`
+	RateOK    bool          `json:"rate_ok,omitempty"`
+	Observed  string        `json:"observed"` // the first run's verdict, in short
+	Folder    string        `json:"run_folder"`
+	Wall      time.Duration `json:"wall_ns"`
 }
 
 // Load reads the debate scenarios, in claim order.
@@ -121,7 +131,9 @@ func Random(sc *scenarios.Scenario) bool {
 	return false
 }
 
-// Run runs every scenario (Count times, or over Seeds seeds when its schedule is random).
+// Run runs every scenario (Count times, or over Seeds seeds when its schedule is random),
+// Parallel runs at a time. Each run has its own servers, ports and folder, so runs side by side
+// share only the machine; rows come back in the order of list whatever the order runs end in.
 func Run(ctx context.Context, list []*scenarios.Scenario, o Options) ([]Row, error) {
 	if o.Count < 1 {
 		o.Count = 1
@@ -129,49 +141,111 @@ func Run(ctx context.Context, list []*scenarios.Scenario, o Options) ([]Row, err
 	if o.Seeds < 1 {
 		o.Seeds = 1
 	}
-	var rows []Row
-	for _, sc := range list {
-		row := Row{Scenario: sc.Name, File: sc.Path, Claims: sc.Claims, Lock: sc.Lock, Supports: sc.Supports,
+	if o.Parallel < 1 {
+		o.Parallel = 1
+	}
+	rows := make([]Row, len(list))
+	type job struct{ row, i, n int }
+	var jobs []job
+	for k, sc := range list {
+		rows[k] = Row{Scenario: sc.Name, File: sc.Path, Claims: sc.Claims, Lock: sc.Lock, Supports: sc.Supports,
 			Finding: sc.Finding, Random: Random(sc)}
+		if st := sc.Sometimes; st != nil {
+			rows[k].Sometimes, rows[k].Rate = st.What, st.Describe()
+		}
 		n := o.Count
-		if row.Random {
+		if rows[k].Random {
 			n = o.Seeds
 		}
-		started := time.Now()
 		for i := 1; i <= n; i++ {
-			if ctx.Err() != nil {
-				return rows, runner.ErrInterrupted
+			jobs = append(jobs, job{k, i, n})
+		}
+	}
+	var (
+		mu          sync.Mutex
+		next        int
+		interrupted bool
+		wg          sync.WaitGroup
+	)
+	for range min(o.Parallel, len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if next == len(jobs) || interrupted || ctx.Err() != nil {
+					mu.Unlock()
+					return
+				}
+				j := jobs[next]
+				next++
+				mu.Unlock()
+				sc := list[j.row]
+				run := *sc
+				if rows[j.row].Random {
+					run.Seed = int64(j.i)
+				}
+				started := time.Now()
+				res, err := runner.Run(ctx, &run, o.Runner)
+				took := time.Since(started)
+				mu.Lock()
+				if o.OnRun != nil {
+					o.OnRun(sc.Name, j.i, j.n, took, res, err)
+				}
+				if errors.Is(err, runner.ErrInterrupted) {
+					interrupted = true
+				} else {
+					rows[j.row].add(j.i, res, err, took)
+				}
+				mu.Unlock()
 			}
-			run := *sc
-			if row.Random {
-				run.Seed = int64(i)
-			}
-			res, err := runner.Run(ctx, &run, o.Runner)
-			if o.OnRun != nil {
-				o.OnRun(sc.Name, i, n, res, err)
-			}
-			if errors.Is(err, runner.ErrInterrupted) {
-				return rows, err
-			}
-			row.Runs++
-			if err != nil {
-				row.Errors++
-				continue
-			}
-			if res.Matches {
-				row.Matched++
-			}
-			if Violated(res.Verdict) {
-				row.Detected++
-			}
-			if row.Observed == "" {
-				row.Observed, row.Folder = Observed(res.Verdict), res.Dir
+		}()
+	}
+	wg.Wait()
+	if interrupted || ctx.Err() != nil {
+		var done []Row
+		for _, r := range rows {
+			if r.Runs > 0 {
+				done = append(done, r)
 			}
 		}
-		row.Wall = time.Since(started)
-		rows = append(rows, row)
+		return done, runner.ErrInterrupted
+	}
+	for k := range rows {
+		if st := list[k].Sometimes; st != nil {
+			rows[k].RateOK = st.Consistent(rows[k].Shown, rows[k].Runs-rows[k].Errors)
+		}
 	}
 	return rows, nil
+}
+
+// add counts one finished run (the i-th) into the row.
+func (row *Row) add(i int, res *runner.Result, err error, took time.Duration) {
+	row.Runs++
+	row.Wall += took
+	if err != nil {
+		row.Errors++
+		return
+	}
+	if res.Matches {
+		row.Matched++
+	}
+	if res.Shows != nil && *res.Shows {
+		row.Shown++
+	}
+	if Violated(res.Verdict) {
+		row.Detected++
+	}
+	if i == 1 || row.Observed == "" {
+		row.Observed, row.Folder = Observed(res.Verdict), res.Dir
+	}
+}
+
+// Passed reports whether a deterministic row did what its file says: every run matched its
+// expect block and, for a scenario that states a rate, the runs that showed that outcome are
+// consistent with it. A random-schedule row is judged by its seeds' detection rate, not here.
+func (row Row) Passed() bool {
+	return row.Errors == 0 && row.Matched == row.Runs && (row.Sometimes == "" || row.RateOK)
 }
 
 // Violated: the lock failed — two clients believed they held it at once, or the unfenced register

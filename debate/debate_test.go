@@ -1,6 +1,9 @@
 package debate
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -69,15 +72,82 @@ func TestReportOrdersClaimsAndShowsRepeatability(t *testing.T) {
 	}
 	rows := []Row{{Scenario: "k2-x", Claims: []string{"K2"}, Supports: "kleppmann", Runs: 1, Matched: 1, Observed: "double ownership"},
 		{Scenario: "k2-random", Claims: []string{"K2"}, Random: true, Runs: 20, Matched: 20, Detected: 17}}
-	rec := &Record{Measured: time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC), Command: "lockcheck debate --count 10", Rows: []Row{
-		{Scenario: "k2-x", Runs: 10, Matched: 10, Detected: 10}, {Scenario: "k2-random", Random: true, Runs: 20, Matched: 20, Detected: 17}}}
+	rec := &Record{Measurements: []Measurement{{Condition: "quiet", Provider: "local", Parallel: 1,
+		Measured: time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC), Command: "lockcheck debate --count 10", Rows: []Row{
+			{Scenario: "k2-x", Runs: 10, Matched: 10, Detected: 10}, {Scenario: "k2-random", Random: true, Runs: 20, Matched: 20, Detected: 17}}}}}
 	var b strings.Builder
 	Report{Command: "lockcheck debate", Rows: rows, Record: rec}.Markdown(&b)
 	md := b.String()
-	for _, want := range []string{"| [K2](../docs/CLAIMS.md#k2) | [k2-x](#k2-x) |", "| yes | 10/10 | Kleppmann |", "detected 17/20 seeds",
+	for _, want := range []string{"| [K2](../docs/CLAIMS.md#k2) | [k2-x](#k2-x) |", "| yes | local, quiet: 10/10 | Kleppmann |", "detected 17/20 seeds",
 		"Claims with no scenario yet: [K3](../docs/CLAIMS.md#k3),"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+func TestRecordKeepsOneMeasurementPerProviderAndCondition(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "record.json")
+	row := func(matched int) []Row { return []Row{{Scenario: "k2-x", Runs: 20, Matched: matched}} }
+	for _, m := range []Measurement{
+		{Condition: "quiet", Provider: "local", Rows: row(20)},
+		{Condition: "loaded", Provider: "local", Rows: row(19)},
+		{Condition: "quiet", Provider: "local", Rows: row(18)}, // measured again: replaces the first
+		{Condition: "quiet", Provider: "docker", Rows: row(17)},
+	} {
+		if err := WriteRecord(path, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec, err := ReadRecord(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range rec.Measurements {
+		got = append(got, fmt.Sprintf("%s=%d", m.Label(), m.Rows[0].Matched))
+	}
+	if want := "docker, quiet=17 local, loaded=19 local, quiet=18"; strings.Join(got, " ") != want {
+		t.Errorf("measurements %v, want %s", got, want)
+	}
+}
+
+func TestRecordWrittenBeforeConditionsReadsAsQuietLocal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.json")
+	old := `{"measured": "2026-11-22T01:23:02Z", "command": "lockcheck debate --count 10", "rows": [{"scenario": "k2-x", "runs": 10, "matched": 10}]}`
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := ReadRecord(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Measurements) != 1 || rec.Measurements[0].Label() != "local, quiet" || rec.Measurements[0].Rows[0].Matched != 10 {
+		t.Errorf("old record read as %+v", rec.Measurements)
+	}
+}
+
+func TestRowWithAStatedRatePassesOnlyWhenConsistent(t *testing.T) {
+	rows := []Row{
+		{Scenario: "always", Runs: 20, Matched: 20},
+		{Scenario: "missed-once", Runs: 20, Matched: 19},
+		{Scenario: "rate-ok", Runs: 20, Matched: 20, Sometimes: "lost an update", Shown: 3, RateOK: true},
+		{Scenario: "rate-off", Runs: 20, Matched: 20, Sometimes: "lost an update", Shown: 15, RateOK: false},
+		{Scenario: "error", Runs: 20, Matched: 19, Errors: 1},
+	}
+	var got []string
+	for _, r := range rows {
+		if r.Passed() {
+			got = append(got, r.Scenario)
+		}
+	}
+	if want := "always rate-ok"; strings.Join(got, " ") != want {
+		t.Errorf("passed %v, want %s", got, want)
+	}
+	var b strings.Builder
+	Report{Command: "lockcheck debate", Rows: []Row{{Scenario: "rate-ok", Runs: 1, Matched: 1, Sometimes: "lost an update",
+		Shown: 1, RateOK: true, Rate: "3/20 (accepted 0–35%)"}}}.Markdown(&b)
+	if want := "yes; lost an update in 1/1, consistent with its rate 3/20 (accepted 0–35%)"; !strings.Contains(b.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, b.String())
 	}
 }

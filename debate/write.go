@@ -8,24 +8,48 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/lockcheck/lockcheck/internal/shard"
 )
 
-// Record is a stored repeatability measurement (`lockcheck debate --count 10 --seeds 20
-// --record FILE`), kept in the repository so that a quick `make debate` can show how often each
-// verdict reproduced without re-running everything ten times.
+// Record is the stored repeatability measurement (`make debate-repeat`), kept in the repository
+// so that a quick `make debate` can show how often each verdict reproduced without re-running
+// everything twenty times: one Measurement per condition the debate was measured under.
 type Record struct {
-	Measured time.Time     `json:"measured"`
-	Command  string        `json:"command"`
-	Machine  string        `json:"machine"`
-	Wall     time.Duration `json:"wall_ns"`
-	Rows     []Row         `json:"rows"`
+	Measurements []Measurement `json:"measurements"`
 }
 
-// ReadRecord loads a record; a missing file is no record, not an error.
+// Measurement is every debate scenario run Count times under one condition: on one provider, with
+// the machine quiet (one run at a time) or loaded (Parallel runs side by side, so every run has
+// another beside it, as when a CI machine runs a second job).
+type Measurement struct {
+	Condition string        `json:"condition"` // quiet or loaded
+	Parallel  int           `json:"parallel"`
+	Provider  string        `json:"provider"`
+	Measured  time.Time     `json:"measured"`
+	Command   string        `json:"command"`
+	Machine   string        `json:"machine"`
+	Wall      time.Duration `json:"wall_ns"`
+	Rows      []Row         `json:"rows"`
+}
+
+// Label names a measurement in a report: "local, quiet".
+func (m Measurement) Label() string { return m.Provider + ", " + m.Condition }
+
+// Condition is the name of the condition a debate run with parallel runs side by side measures.
+func Condition(parallel int) string {
+	if parallel > 1 {
+		return "loaded"
+	}
+	return "quiet"
+}
+
+// ReadRecord loads a record; a missing file is no record, not an error. A record written before
+// conditions existed (one set of rows) reads as one quiet local measurement.
 func ReadRecord(path string) (*Record, error) {
 	b, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
@@ -38,11 +62,31 @@ func ReadRecord(path string) (*Record, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if len(r.Measurements) == 0 {
+		var old Measurement
+		if err := json.Unmarshal(b, &old); err == nil && len(old.Rows) > 0 {
+			old.Condition, old.Provider, old.Parallel = "quiet", "local", 1
+			r.Measurements = []Measurement{old}
+		}
+	}
 	return &r, nil
 }
 
-// WriteRecord stores rows as a record.
-func WriteRecord(path string, r Record) error {
+// WriteRecord stores m in the record at path, replacing an earlier measurement of the same
+// provider and condition and keeping the others.
+func WriteRecord(path string, m Measurement) error {
+	r, err := ReadRecord(path)
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		r = &Record{}
+	}
+	r.Measurements = slices.DeleteFunc(r.Measurements, func(x Measurement) bool {
+		return x.Provider == m.Provider && x.Condition == m.Condition
+	})
+	r.Measurements = append(r.Measurements, m)
+	sort.SliceStable(r.Measurements, func(i, j int) bool { return r.Measurements[i].Label() < r.Measurements[j].Label() })
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
@@ -50,12 +94,11 @@ func WriteRecord(path string, r Record) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
-func (r *Record) row(name string) (Row, bool) {
-	if r != nil {
-		for _, x := range r.Rows {
-			if x.Scenario == name {
-				return x, true
-			}
+// row is the measurement's row of the named scenario.
+func (m Measurement) row(name string) (Row, bool) {
+	for _, x := range m.Rows {
+		if x.Scenario == name {
+			return x, true
 		}
 	}
 	return Row{}, false
@@ -185,7 +228,7 @@ var ErrNotDebate = errors.New("not a debate result")
 func (r Report) Markdown(w io.Writer) {
 	matched, errs := 0, 0
 	for _, x := range r.Rows {
-		if x.Matched == x.Runs && x.Runs > 0 {
+		if x.Runs > 0 && (x.Random && x.Matched == x.Runs || !x.Random && x.Passed()) {
 			matched++
 		}
 		errs += x.Errors
@@ -227,6 +270,10 @@ func (r Report) Markdown(w io.Writer) {
 		}
 		fmt.Fprintf(w, "Supports: %s.\n\n", side(x.Supports))
 		fmt.Fprintf(w, "- observed: %s\n", x.Observed)
+		if x.Sometimes != "" {
+			fmt.Fprintf(w, "- timing-dependent: %s in some runs only; stated rate %s; this run: %d of %d\n",
+				x.Sometimes, x.Rate, x.Shown, x.Runs)
+		}
 		if x.Random {
 			fmt.Fprintf(w, "- this run: violation detected under %d of %d seeds; %d of %d matched expect\n", x.Detected, x.Runs, x.Matched, x.Runs)
 		}
@@ -241,51 +288,127 @@ func (r Report) Markdown(w io.Writer) {
 		fmt.Fprintln(w)
 	}
 
+	r.repeatability(w)
+}
+
+// repeatability writes the stored measurements: per scenario, how many runs reproduced its
+// verdict under each condition, and for a scenario that states a rate, how many showed it.
+func (r Report) repeatability(w io.Writer) {
 	fmt.Fprint(w, "## Repeatability\n\n")
-	if r.Record == nil {
+	if r.Record == nil || len(r.Record.Measurements) == 0 {
 		fmt.Fprint(w, "No repeatability record yet: run `make debate-repeat`.\n")
 		return
 	}
-	fmt.Fprintf(w, "Measured %s on %s with `%s` (took %s): each deterministic scenario run 10 times, each random-schedule "+
-		"scenario once per seed; a run \"reproduces\" when its verdict matches the scenario's expect block. Real timing "+
-		"varies between runs, so these are measurements, not assumptions.\n\n",
-		r.Record.Measured.Format("2006-01-02"), r.Record.Machine, r.Record.Command, r.Record.Wall.Round(time.Second))
-	fmt.Fprintln(w, "| scenario | runs | reproduced verdict | violation detected |")
-	fmt.Fprintln(w, "|---|---|---|---|")
-	for _, x := range r.Record.Rows {
-		kind := ""
-		if x.Random {
-			kind = " (random schedule, seeds 1.." + fmt.Sprint(x.Runs) + ")"
+	ms := r.Record.Measurements
+	fmt.Fprint(w, "Each deterministic scenario run many times under each condition below, each random-schedule scenario "+
+		"once per seed; a run \"reproduces\" when its verdict matches the scenario's expect block. *Quiet*: one run at a "+
+		"time on an otherwise idle machine; *loaded*: runs two at a time, so every run has another run beside it (as "+
+		"when a CI machine runs a second job). A scenario that states a rate (`sometimes:`) also shows how many runs "+
+		"showed that outcome. Real timing varies between runs, so these are measurements, not assumptions.\n\n")
+	for _, m := range ms {
+		fmt.Fprintf(w, "- %s: measured %s on %s with `%s` (%s)\n", m.Label(), m.Measured.Format("2006-01-02"), m.Machine,
+			m.Command, m.Wall.Round(time.Second))
+	}
+	fmt.Fprint(w, "\n| scenario |")
+	for _, m := range ms {
+		fmt.Fprintf(w, " %s |", m.Label())
+	}
+	fmt.Fprint(w, "\n|---|")
+	for range ms {
+		fmt.Fprint(w, "---|")
+	}
+	fmt.Fprintln(w)
+	for _, name := range r.recordScenarios() {
+		fmt.Fprintf(w, "| %s |", name)
+		for _, m := range ms {
+			x, ok := m.row(name)
+			if !ok {
+				fmt.Fprint(w, " — |")
+				continue
+			}
+			fmt.Fprintf(w, " %s |", measuredText(x))
 		}
-		fmt.Fprintf(w, "| %s%s | %d | %d/%d | %d/%d |\n", x.Scenario, kind, x.Runs, x.Matched, x.Runs, x.Detected, x.Runs)
+		fmt.Fprintln(w)
 	}
 }
 
+// recordScenarios lists the scenarios of the record: the report's order first, then any others.
+func (r Report) recordScenarios() []string {
+	var out []string
+	add := func(n string) {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	for _, x := range r.Rows {
+		add(x.Scenario)
+	}
+	for _, m := range r.Record.Measurements {
+		for _, x := range m.Rows {
+			add(x.Scenario)
+		}
+	}
+	return out
+}
+
+// measuredText is one row of a measurement: "20/20", "seeds: detected 14/20", "20/20; showed 3/20".
+func measuredText(x Row) string {
+	if x.Random {
+		return fmt.Sprintf("%d/%d matched; violation under %d/%d seeds", x.Matched, x.Runs, x.Detected, x.Runs)
+	}
+	t := fmt.Sprintf("%d/%d", x.Matched, x.Runs)
+	if x.Sometimes != "" {
+		t += fmt.Sprintf("; showed it %d/%d", x.Shown, x.Runs)
+	}
+	if x.Errors > 0 {
+		t += fmt.Sprintf(" (%d harness errors)", x.Errors)
+	}
+	return t
+}
+
 func matchText(x Row) string {
+	rate := ""
+	if x.Sometimes != "" {
+		verdict := "consistent with"
+		if !x.RateOK {
+			verdict = "**not** consistent with"
+		}
+		rate = fmt.Sprintf("; %s in %d/%d, %s its rate %s", x.Sometimes, x.Shown, x.Runs, verdict, x.Rate)
+	}
 	if x.Runs == 0 {
 		return "not run"
 	}
 	if x.Runs == 1 {
-		if x.Matched == 1 {
-			return "yes"
-		}
 		if x.Errors == 1 {
 			return "harness error"
 		}
-		return "**no**"
+		if x.Matched == 1 {
+			return "yes" + rate
+		}
+		return "**no**" + rate
 	}
-	return fmt.Sprintf("%d/%d", x.Matched, x.Runs)
+	return fmt.Sprintf("%d/%d", x.Matched, x.Runs) + rate
 }
 
+// repeat is the row's cell of stored repeatability: every measurement's figure.
 func (r Report) repeat(x Row) string {
-	rec, ok := r.Record.row(x.Scenario)
-	if !ok {
+	if r.Record == nil {
 		return "not measured"
 	}
-	if rec.Random {
-		return fmt.Sprintf("detected %d/%d seeds", rec.Detected, rec.Runs)
+	var parts []string
+	for _, m := range r.Record.Measurements {
+		if rec, ok := m.row(x.Scenario); ok {
+			if rec.Random {
+				parts = append(parts, fmt.Sprintf("%s: detected %d/%d seeds", m.Label(), rec.Detected, rec.Runs))
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("%s: %s", m.Label(), measuredText(rec)))
+		}
 	}
-	return fmt.Sprintf("%d/%d", rec.Matched, rec.Runs)
+	if len(parts) == 0 {
+		return "not measured"
+	}
+	return strings.Join(parts, "<br>")
 }
 
 func side(s string) string {

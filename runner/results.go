@@ -29,6 +29,9 @@ type Result struct {
 	Verdict    checker.Verdict    `json:"verdict"`
 	Matches    bool               `json:"matches_expect"`
 	Mismatches []checker.Mismatch `json:"mismatches,omitempty"`
+	// Shows is set for a scenario with a `sometimes:` block: whether this run showed that
+	// outcome (its rate over many runs is the finding, not any one run).
+	Shows *bool `json:"shows_sometimes,omitempty"`
 	// ReportError says why report.html could not be written; the verdict stands regardless.
 	ReportError error `json:"-"`
 
@@ -83,6 +86,10 @@ func Judge(dir string) (*Result, error) {
 		res.ClientLocks = sc.ClientLockNames()
 	}
 	res.Matches = len(res.Mismatches) == 0
+	if sc != nil && sc.Sometimes != nil {
+		shows := sc.Sometimes.Shows(v)
+		res.Shows = &shows
+	}
 	out, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return nil, err

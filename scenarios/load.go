@@ -225,6 +225,9 @@ func (s *Scenario) validate() []*Error {
 			bad(field, "%s", msg)
 		}
 	}
+	if s.Sometimes != nil {
+		s.Sometimes.validate(bad)
+	}
 	for i, c := range s.Expect.OverlapsOnlyWith {
 		if !slices.Contains(s.ClientNames(), c) {
 			bad(fmt.Sprintf("expect.overlaps_only_with[%d]", i), "no such client %q; this scenario has: %s", c, strings.Join(s.ClientNames(), ", "))

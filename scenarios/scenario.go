@@ -55,6 +55,8 @@ type Scenario struct {
 	Provider string         `yaml:"provider"`
 	Nemesis  []Entry        `yaml:"nemesis"`
 	Expect   checker.Expect `yaml:"expect"`
+	// Sometimes states an outcome that shows in some runs only, and how often (sometimes.go).
+	Sometimes *Sometimes `yaml:"sometimes"`
 
 	// Path is the file it was loaded from.
 	Path string `yaml:"-"`

@@ -55,7 +55,7 @@ lockcheck (lockcheck scenarios lists them).`,
 			}
 			out := cmd.OutOrStdout()
 			describe(out, sc, total)
-			matched := 0
+			matched, shown := 0, 0
 			suite := junit.Suite{Name: "lockcheck run"}
 			defer func() {
 				if junitFile != "" {
@@ -87,11 +87,23 @@ lockcheck (lockcheck scenarios lists them).`,
 				if res.Matches {
 					matched++
 				}
+				if res.Shows != nil && *res.Shows {
+					shown++
+				}
 			}
 			if count > 1 {
 				fmt.Fprintf(out, "%d of %d runs matched the expected verdict\n", matched, count)
 			}
-			if matched < count {
+			rateOK := true
+			if st := sc.Sometimes; st != nil {
+				rateOK = st.Consistent(shown, count)
+				word := "consistent with"
+				if !rateOK {
+					word = "NOT consistent with"
+				}
+				fmt.Fprintf(out, "%d of %d runs showed %s: %s its stated rate %s\n", shown, count, st.What, word, st.Describe())
+			}
+			if matched < count || !rateOK {
 				return &exitError{exitMismatch, nil}
 			}
 			return nil
