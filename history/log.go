@@ -179,7 +179,7 @@ func blank(line []byte) bool {
 	return true
 }
 
-// Clone copies e with its own Registers and Nodes, for keeping an event Scan passed.
+// Clone copies e with its own Registers and Params, for keeping an event Scan passed.
 func (e *Event) Clone() Event {
 	c := *e
 	if e.Registers != nil {
@@ -188,8 +188,8 @@ func (e *Event) Clone() Event {
 			c.Registers[k] = v
 		}
 	}
-	if e.Nodes != nil {
-		c.Nodes = append([]string{}, e.Nodes...)
+	if e.Params != nil {
+		c.Params = append(json.RawMessage{}, e.Params...)
 	}
 	if e.Token != nil {
 		t := *e.Token

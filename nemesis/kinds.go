@@ -1,42 +1,39 @@
 package nemesis
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"reflect"
+	"regexp"
 	"slices"
+	"sort"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// Kind is one kind of fault: its name (one name, used in scenarios, histories, reports and the
-// matrix alike), the fields it takes, how it is checked against a scenario, drawn at random,
-// carried out and healed, and how reports show it. Each kind is one file of this package and a
-// line in kinds below.
+// Kind is one kind of fault as the registry holds it: its name (one name, used in scenarios,
+// histories, reports and the matrix alike), the fields it takes, and what `lockcheck faults` and
+// reports say of it. Each kind is one file of this package that defines it (define, from a spec
+// with its own parameter type) and a line in kinds below.
 type Kind struct {
 	Name    string
 	Summary string // one line, for docs and `lockcheck faults`
-	// Takes lists the optional Fault fields (SetFields' names) it uses; any other is refused, with
-	// the kind's word for why where Refuses has one.
-	Takes   []string
-	Refuses map[string]string
+	// Takes lists the optional fields of its nemesis entries by their scenario names: "for"
+	// (unless Instant), then its own parameters, read from their yaml tags.
+	Takes []string
+	// Instant says why the common field "for" does not apply to it ("" when it does).
+	Instant string
 	// Colour draws it in reports (CSS colour).
 	Colour string
-	// Check checks a planned fault against the scenario, beyond what every fault is checked for
-	// (its target exists, its point or time, its fields).
-	Check func(f Fault, v View, bad Report)
 	// Suits says whether a random package may draw this kind for target t; nil: never drawn at
 	// random. SuitsWhom says which targets suit, for errors ("clients only").
 	Suits     func(t TargetInfo) bool
 	SuitsWhom string
-	// Draw sets the parameters of a randomly drawn fault whose Kind, Target and For are drawn
-	// already (keep the order of its rng calls: a seed must give the same faults); nil: none.
-	Draw func(f *Fault, r Random, rng *rand.Rand)
-	// Apply carries the fault out, keeps it in force for its length (or until the run heals),
-	// heals it, and records all of it. stopped: the target already stopped itself at f.Point.
-	Apply func(n *Nemesis, f Fault, stopped bool)
-	// Label describes a recorded fault in a few words ("pause client-1").
-	Label func(f history.Fault) string
 	// Aliases are older names of the kind found in histories written before it was renamed.
 	Aliases []string
 	// ServerActs are what the kind asks of a server target, by the name of the Target,
@@ -44,6 +41,64 @@ type Kind struct {
 	// "clock", "cut", "heal"): a provider that cannot do everything (an external cluster without
 	// a hook for it) refuses a scenario before anything starts (Schedule.ServerUses).
 	ServerActs []string
+
+	funcs kindFuncs
+}
+
+// spec is how a kind of fault is written, P being its own parameters: a struct whose fields carry
+// yaml tags (how a scenario writes them) and json tags (how the history keeps them, in an
+// event's params), noParams for none. define makes the registry's Kind of it.
+type spec[P any] struct {
+	Name, Summary, Colour string
+	Instant               string
+	// Check checks a planned fault against the scenario, beyond what every fault is checked for
+	// (its target exists, its point or time, its fields and their types).
+	Check func(f Fault, p P, v View, bad Report)
+	// Suits, SuitsWhom: Kind's.
+	Suits     func(t TargetInfo) bool
+	SuitsWhom string
+	// Draw draws the parameters of a fault a random package drew, whose kind, target and length
+	// are drawn already (keep the order of its rng calls: a seed must give the same faults);
+	// nil: the zero parameters.
+	Draw func(r Random, rng *rand.Rand) P
+	// CheckRandom checks the fields of a random package that Draw reads (max_offset); listed says
+	// whether the package draws this kind. Fields are relative to the package.
+	CheckRandom func(r Random, listed bool, bad Report)
+	// Apply carries the fault out, keeps it in force for its length (or until the run heals),
+	// heals it, and records all of it (begin records p). stopped: the target already stopped
+	// itself at f.Point.
+	Apply func(n *Nemesis, f Fault, p P, stopped bool)
+	// Label describes a recorded fault in a few words ("clock n1 +2s"), from the parameters its
+	// invoke recorded (zero where it recorded none, or none this build can read); nil: baseLabel.
+	Label func(f history.Fault, p P) string
+	// Aliases, ServerActs: Kind's.
+	Aliases    []string
+	ServerActs []string
+}
+
+// noParams are the parameters of a kind that takes none of its own.
+type noParams struct{}
+
+// kindFuncs are a spec's functions with its parameter type hidden, for the registry.
+type kindFuncs interface {
+	check(f Fault, v View, bad Report)
+	draw(r Random, rng *rand.Rand) any
+	checkRandom(r Random, listed bool, bad Report)
+	apply(n *Nemesis, f Fault, stopped bool)
+	label(f history.Fault) string
+	decode(own map[string]yaml.Node, bad Report) (params any, unknown []string)
+}
+
+// define makes a registry entry of a spec.
+func define[P any](s spec[P]) *Kind {
+	k := &Kind{Name: s.Name, Summary: s.Summary, Instant: s.Instant, Colour: s.Colour, Suits: s.Suits, SuitsWhom: s.SuitsWhom,
+		Aliases: s.Aliases, ServerActs: s.ServerActs, funcs: &s}
+	if s.Instant == "" {
+		k.Takes = []string{"for"}
+	}
+	_, names := paramFields(new(P))
+	k.Takes = append(k.Takes, names...)
+	return k
 }
 
 // kinds is the registry, in the order `lockcheck faults` and error messages list them.
@@ -76,13 +131,8 @@ func RandomNames() []string {
 // names.
 func Lookup(name string) (*Kind, error) {
 	for _, k := range kinds {
-		if k.Name == name {
+		if k.Name == name || slices.Contains(k.Aliases, name) {
 			return k, nil
-		}
-		for _, a := range k.Aliases {
-			if a == name {
-				return k, nil
-			}
 		}
 	}
 	return nil, fmt.Errorf("unknown fault %q; valid faults: %s", name, strings.Join(Names(), ", "))
@@ -91,8 +141,8 @@ func Lookup(name string) (*Kind, error) {
 // Label describes a recorded fault with its kind's words, or generically for a kind this build
 // does not know.
 func Label(f history.Fault) string {
-	if k, err := Lookup(f.Kind); err == nil && k.Label != nil {
-		return k.Label(f)
+	if k, err := Lookup(f.Kind); err == nil {
+		return k.funcs.label(f)
 	}
 	return baseLabel(f)
 }
@@ -105,9 +155,9 @@ func Colour(kind string) string {
 	return "#7f7f7f"
 }
 
-// baseLabel is "kind target", with the links it acted on.
+// baseLabel is "kind target", with the lock state the target was chosen by.
 func baseLabel(f history.Fault) string {
-	return f.Kind + " " + f.Target + asLabel(f.As) + nodesLabel(f.Nodes)
+	return f.Kind + " " + f.Target + asLabel(f.As)
 }
 
 // asLabel names the lock state a fault's target was chosen by: " (holder)".
@@ -126,8 +176,8 @@ func nodesLabel(nodes []string) string {
 	return " ↔ " + strings.Join(nodes, ",")
 }
 
-// Check checks a planned fault against a scenario: its kind, the fields it sets, and the kind's
-// own rules. Fields are reported relative to the entry ("target", "for").
+// Check checks a planned fault against a scenario: its kind, its length, and the kind's own
+// rules. Fields are reported relative to the entry ("target", "for").
 func Check(f Fault, v View, bad Report) {
 	k, err := Lookup(f.Kind)
 	if err != nil || k.Name != f.Kind {
@@ -137,18 +187,190 @@ func Check(f Fault, v View, bad Report) {
 		bad("fault", "%v", err)
 		return
 	}
-	for _, field := range f.SetFields() {
-		if why, ok := k.Refuses[field]; ok {
-			bad(field, "%s", why)
-		} else if !slices.Contains(k.Takes, field) {
-			takes := "no other fields"
-			if len(k.Takes) > 0 {
-				takes = strings.Join(k.Takes, ", ")
+	if k.Instant != "" && f.For != 0 {
+		bad("for", "%s", k.Instant)
+	}
+	k.funcs.check(f, v, bad)
+}
+
+// commonFields are the fields every planned fault has, as a scenario writes them ("for" is in
+// Kind.Takes, as some kinds do not take it).
+var commonFields = []string{"fault", "target", "at", "point", "occurrence"}
+
+// DecodeParams decodes the fields of a planned fault that are not common to every fault (own:
+// the entry's other fields, by name) into the parameters of f's kind, and sets f.Params. Each is
+// decoded from its own node, so errors keep the scenario's lines; problems are reported under
+// the field's name, a field the kind does not take with the ones it does. It returns false when
+// a value could not be decoded (the fault's parameters are then not worth checking). A kind this
+// build does not know decodes nothing (Check says so); a field no kind takes is reported still.
+func DecodeParams(f *Fault, own map[string]yaml.Node, bad Report) (decoded bool) {
+	k, err := Lookup(f.Kind)
+	if err != nil {
+		for _, key := range slices.Sorted(maps.Keys(own)) {
+			if !slices.ContainsFunc(kinds, func(k *Kind) bool { return slices.Contains(k.Takes, key) }) {
+				bad(key, "unknown field %s; a fault takes %s, and its kind's own fields (lockcheck faults lists them)", key,
+					strings.Join(append(slices.Clone(commonFields), "for"), ", "))
 			}
-			bad(field, "%s does not apply to a %s fault (it takes %s)", field, k.Name, takes)
+		}
+		return true
+	}
+	decoded = true
+	var unknown []string
+	f.Params, unknown = k.funcs.decode(own, func(field, format string, a ...any) {
+		decoded = false
+		bad(field, format, a...)
+	})
+	takes := "no other fields"
+	if len(k.Takes) > 0 {
+		takes = strings.Join(k.Takes, ", ")
+	}
+next:
+	for _, key := range unknown {
+		for _, other := range kinds {
+			if slices.Contains(other.Takes, key) {
+				bad(key, "%s does not apply to a %s fault (it takes %s)", key, k.Name, takes)
+				continue next
+			}
+		}
+		bad(key, "unknown field %s; a %s fault takes: %s", key, k.Name, strings.Join(append(slices.Clone(commonFields), k.Takes...), ", "))
+	}
+	return decoded
+}
+
+func (s *spec[P]) check(f Fault, v View, bad Report) {
+	p, err := paramsOf[P](f)
+	if err != nil {
+		bad("fault", "%v", err)
+		return
+	}
+	if s.Check != nil {
+		s.Check(f, p, v, bad)
+	}
+}
+
+func (s *spec[P]) draw(r Random, rng *rand.Rand) any {
+	if s.Draw == nil {
+		return nil
+	}
+	p := s.Draw(r, rng)
+	return &p
+}
+
+func (s *spec[P]) checkRandom(r Random, listed bool, bad Report) {
+	if s.CheckRandom != nil {
+		s.CheckRandom(r, listed, bad)
+	}
+}
+
+func (s *spec[P]) apply(n *Nemesis, f Fault, stopped bool) {
+	p, err := paramsOf[P](f)
+	if err != nil {
+		n.stamp(history.Event{Process: history.Nemesis, Type: history.Fail, F: f.Kind, Op: n.nextOp(), Target: f.Target, As: f.As, Error: err.Error()})
+		n.resumeAtPoint(f)
+		return
+	}
+	s.Apply(n, f, p, stopped)
+}
+
+func (s *spec[P]) label(f history.Fault) string {
+	if s.Label == nil {
+		return baseLabel(f)
+	}
+	var p P
+	if len(f.Params) > 0 && json.Unmarshal(f.Params, &p) != nil {
+		p = *new(P) // parameters this build cannot read: describe the fault without them
+	}
+	return s.Label(f, p)
+}
+
+// decode decodes each of own into the field of P its yaml tag names, and lists, in the order
+// they are written, the keys P has no field for.
+func (s *spec[P]) decode(own map[string]yaml.Node, bad Report) (params any, unknown []string) {
+	p := new(P)
+	fields, _ := paramFields(p)
+	keys := make([]string, 0, len(own))
+	for key := range own {
+		keys = append(keys, key)
+	}
+	sort.Slice(keys, func(i, j int) bool { // as written, so errors come in the file's order
+		a, b := own[keys[i]], own[keys[j]]
+		return a.Line < b.Line || (a.Line == b.Line && a.Column < b.Column)
+	})
+	for _, key := range keys {
+		field, ok := fields[key]
+		if !ok {
+			unknown = append(unknown, key)
+			continue
+		}
+		node := own[key]
+		if err := node.Decode(field.Addr().Interface()); err != nil {
+			bad(key, "%s", yamlMessage(err))
 		}
 	}
-	if k.Check != nil {
-		k.Check(f, v, bad)
+	return p, unknown
+}
+
+// yamlMessage is what a yaml decoding error says, without the line: the scenario loader places
+// errors itself.
+func yamlMessage(err error) string {
+	msgs := []string{err.Error()}
+	if te, ok := err.(*yaml.TypeError); ok {
+		msgs = te.Errors
 	}
+	for i, m := range msgs {
+		msgs[i] = yamlLine.ReplaceAllString(strings.TrimPrefix(m, "yaml: "), "")
+	}
+	return strings.Join(msgs, "; ")
+}
+
+var yamlLine = regexp.MustCompile(`^line \d+: `)
+
+// paramsOf returns f's parameters as its kind's type P: the zero value when it has none.
+func paramsOf[P any](f Fault) (P, error) {
+	var zero P
+	switch p := f.Params.(type) {
+	case nil:
+		return zero, nil
+	case P:
+		return p, nil
+	case *P:
+		if p == nil {
+			return zero, nil
+		}
+		return *p, nil
+	}
+	return zero, fmt.Errorf("parameters of type %T do not belong to a %s fault (it takes %T)", f.Params, f.Kind, zero)
+}
+
+// paramFields maps the yaml names of a parameter struct's fields (p points to it) to the fields,
+// and lists the names in the struct's order.
+func paramFields(p any) (map[string]reflect.Value, []string) {
+	v := reflect.ValueOf(p).Elem()
+	out := map[string]reflect.Value{}
+	var names []string
+	for i := range v.NumField() {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		out[name] = v.Field(i)
+		names = append(names, name)
+	}
+	return out, names
+}
+
+// recorded is how the history keeps parameters (a kind's P): its JSON object, nil when it has
+// nothing to say.
+func recorded(p any) json.RawMessage {
+	if p == nil {
+		return nil
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		panic(fmt.Sprintf("nemesis: parameters %T do not marshal: %v", p, err)) // plain data: cannot happen
+	}
+	if string(b) == "{}" || string(b) == "null" {
+		return nil
+	}
+	return b
 }
