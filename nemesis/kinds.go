@@ -38,9 +38,13 @@ type Kind struct {
 	Aliases []string
 	// ServerActs are what the kind asks of a server target, by the name of the Target,
 	// Restarter, ClockSetter or Network method it calls ("pause", "resume", "kill", "restart",
-	// "clock", "cut", "heal"): a provider that cannot do everything (an external cluster without
-	// a hook for it) refuses a scenario before anything starts (Schedule.ServerUses).
+	// "clock", "cut", "heal"), or of its own Needs: a provider that cannot do everything (an
+	// external cluster without a hook for it) refuses a scenario before anything starts
+	// (Schedule.ServerUses).
 	ServerActs []string
+	// Needs is a server action of the kind's own, beyond those of Target, Restarter, ClockSetter
+	// and Network (target.go: Capability); nil for none.
+	Needs *Capability
 
 	funcs kindFuncs
 }
@@ -71,9 +75,10 @@ type spec[P any] struct {
 	// Label describes a recorded fault in a few words ("clock n1 +2s"), from the parameters its
 	// invoke recorded (zero where it recorded none, or none this build can read); nil: baseLabel.
 	Label func(f history.Fault, p P) string
-	// Aliases, ServerActs: Kind's.
+	// Aliases, ServerActs, Needs: Kind's.
 	Aliases    []string
 	ServerActs []string
+	Needs      *Capability
 }
 
 // noParams are the parameters of a kind that takes none of its own.
@@ -92,7 +97,7 @@ type kindFuncs interface {
 // define makes a registry entry of a spec.
 func define[P any](s spec[P]) *Kind {
 	k := &Kind{Name: s.Name, Summary: s.Summary, Instant: s.Instant, Colour: s.Colour, Suits: s.Suits, SuitsWhom: s.SuitsWhom,
-		Aliases: s.Aliases, ServerActs: s.ServerActs, funcs: &s}
+		Aliases: s.Aliases, ServerActs: s.ServerActs, Needs: s.Needs, funcs: &s}
 	if s.Instant == "" {
 		k.Takes = []string{"for"}
 	}

@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -91,8 +92,57 @@ func (noView) Target(name string) (TargetInfo, bool) {
 }
 func (noView) ClientLinks() []string { return nil }
 
+// A kind with a server action of its own finds it on the node a target stands for (a role, a
+// wrapped node), or has a server that does actions by name do it by name; a server with neither
+// refuses it, and Has says so of a provider's nodes before anything starts.
+func TestAKindsOwnServerActionIsFoundWhereItIs(t *testing.T) {
+	type flusher interface{ Flush() error }
+	flush := CapabilityOf[flusher]("flush")
+	node := &flushingNode{}
+	role := &standIn{stands: &standIn{stands: node}} // a role for a wrapped node
+	if err := act(role, "flush", flusher.Flush); err != nil || node.flushed != 1 {
+		t.Fatalf("through a role: %v, flushed %d", err, node.flushed)
+	}
+	hooks := &actor{}
+	if err := act(&standIn{stands: hooks}, "flush", flusher.Flush); err != nil || strings.Join(hooks.acts, ",") != "flush" {
+		t.Fatalf("by name: %v, %v", err, hooks.acts)
+	}
+	if err := act(&fakeTarget{}, "flush", flusher.Flush); err == nil || !strings.Contains(err.Error(), "cannot flush") {
+		t.Fatalf("a server without it: %v", err)
+	}
+	lost := errors.New("no leader")
+	if err := act(&standIn{err: lost}, "flush", flusher.Flush); !errors.Is(err, lost) {
+		t.Fatalf("a role that stands for nothing: %v", err)
+	}
+	if !flush.Has((*flushingNode)(nil)) || !flush.Has((*actor)(nil)) || flush.Has((*fakeTarget)(nil)) {
+		t.Fatal("Has on nodes of a type never started")
+	}
+}
+
 type fakeTarget struct{}
 
 func (*fakeTarget) Pause() error  { return nil }
 func (*fakeTarget) Resume() error { return nil }
 func (*fakeTarget) Kill() error   { return nil }
+
+type flushingNode struct {
+	fakeTarget
+	flushed int
+}
+
+func (n *flushingNode) Flush() error { n.flushed++; return nil }
+
+type actor struct {
+	fakeTarget
+	acts []string
+}
+
+func (a *actor) Act(action string) error { a.acts = append(a.acts, action); return nil }
+
+type standIn struct {
+	fakeTarget
+	stands any
+	err    error
+}
+
+func (s *standIn) StandsFor() (any, error) { return s.stands, s.err }
