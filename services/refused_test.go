@@ -15,7 +15,7 @@ func TestAKindsOwnServerActionIsRefusedWhereNodesLackIt(t *testing.T) {
 	flush := nemesis.CapabilityOf[flusher]("flush")
 	uses := []nemesis.Use{{Target: "n1", Act: "flush", Fault: "flush-disk", Need: flush}, {Target: "n1", Act: "pause", Fault: "pause"}}
 	err := refused(sampler{node: plainNode{}}, uses)
-	if err == nil || !strings.Contains(err.Error(), "flush-disk on n1 (flush): its servers cannot flush") {
+	if err == nil || !strings.Contains(err.Error(), `flush-disk on n1 (flush): its nodes have no "flush" action`) {
 		t.Fatalf("nodes without Flush: %v", err)
 	}
 	if err := refused(sampler{node: flushingNode{}}, uses); err != nil {

@@ -115,8 +115,7 @@ func refused(p providers.Provider, uses []nemesis.Use) error {
 	var errs []error
 	for _, u := range uses {
 		if u.Need != nil && s != nil && !u.Need.Has(s.Sample()) {
-			errs = append(errs, fmt.Errorf("%s on %s (%s): its servers cannot %s (their nodes implement no %s action)", u.Fault, u.Target, u.Act,
-				u.Act, u.Act))
+			errs = append(errs, fmt.Errorf("%s on %s (%s): its nodes have no %q action", u.Fault, u.Target, u.Act, u.Act))
 		} else if r != nil {
 			if err := r.Refuses(u.Target, u.Act); err != nil {
 				errs = append(errs, fmt.Errorf("%s on %s (%s): %w", u.Fault, u.Target, u.Act, err))
