@@ -39,8 +39,10 @@ type parser struct {
 	curKey      []byte
 	reg, regSub string
 	intern      map[string]string
-	// legacy holds, for the line being read, the value of each key of legacyParams (nil: absent).
-	legacy [len(legacyParams)][]byte
+	// legacy holds, for the line being read, the value of each key of legacyParams (nil: absent);
+	// anyLegacy says whether one was set (most lines have none: nothing to clear or gather).
+	legacy    [len(legacyParams)][]byte
+	anyLegacy bool
 }
 
 // legacyParams are the keys in which histories written before faults kept their parameters in
@@ -395,7 +397,9 @@ type seen struct{ t, process, typ, f bool }
 func (p *parser) parseEvent(line []byte, e *Event, regs map[string]Register) (seen, error) {
 	*e = Event{}
 	p.b, p.i, p.curKey, p.reg, p.regSub = line, 0, nil, "", ""
-	p.legacy = [len(legacyParams)][]byte{}
+	if p.anyLegacy {
+		p.legacy, p.anyLegacy = [len(legacyParams)][]byte{}, false
+	}
 	var s seen
 	err := p.object(func(key []byte) error {
 		p.curKey = key
@@ -503,7 +507,7 @@ func (p *parser) parseEvent(line []byte, e *Event, regs map[string]Register) (se
 	if p.i < len(p.b) {
 		return s, p.fail("unexpected %s after the event's closing brace", p.describe())
 	}
-	if e.Params == nil {
+	if p.anyLegacy && e.Params == nil {
 		e.Params = p.legacyObject()
 	}
 	return s, nil
@@ -521,7 +525,7 @@ func (p *parser) legacyParam(i int, read func() error) error {
 	if err := read(); err != nil {
 		return err
 	}
-	p.legacy[i] = p.b[start:p.i]
+	p.legacy[i], p.anyLegacy = p.b[start:p.i], true
 	return nil
 }
 
