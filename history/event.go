@@ -9,6 +9,7 @@
 package history
 
 import (
+	"encoding/json"
 	"strconv"
 	"time"
 )
@@ -90,8 +91,6 @@ type Event struct {
 	// Role is "read" on an acquire of a read/write lock's shared (read) side, "write" on its
 	// exclusive side; empty for plain mutexes. Readers may hold together.
 	Role string `json:"role,omitempty"`
-	// Nodes a partition cut the Target client off from (empty: every lock node).
-	Nodes []string `json:"nodes,omitempty"`
 	// Target names what a nemesis acted on, or the client a resource access came from.
 	Target string `json:"target,omitempty"`
 	// As is the lock state a fault's target was chosen by ("holder", "waiter", "overtaken"):
@@ -103,14 +102,12 @@ type Event struct {
 	Pass  int    `json:"pass,omitempty"`
 	// Duration (nanoseconds) of a fault, when it was planned with one.
 	Duration int64 `json:"duration,omitempty"`
-	// Offset (nanoseconds) and Rate of a clock fault: the target's clock is set to real time +
-	// Offset, running at Rate.
-	Offset int64   `json:"offset,omitempty"`
-	Rate   float64 `json:"rate,omitempty"`
-	// Latency (nanoseconds) a delay fault holds each byte back by. (Histories written before it
-	// existed keep a delay's latency in Offset.)
-	Latency int64  `json:"latency,omitempty"`
-	Error   string `json:"error,omitempty"`
+	// Params are a fault's own parameters, a JSON object as its kind wrote it (a clock's offset
+	// and rate, a partition's nodes): package nemesis's kinds read them, nothing here does but
+	// Faults for a clock. Histories written before faults kept their parameters here have them
+	// as keys of the event (nodes, offset, rate, latency); the decoder gathers those into Params.
+	Params json.RawMessage `json:"params,omitempty"`
+	Error  string          `json:"error,omitempty"`
 	// Design is the lock design a client runs (a ClientDesign note).
 	Design string `json:"design,omitempty"`
 	// Seq is the resource's own sequence number for an Access: the order it applied them in.

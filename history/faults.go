@@ -1,6 +1,7 @@
 package history
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 )
@@ -8,25 +9,24 @@ import (
 // Fault is one nemesis action over time, from its invoke to its completion (the heal), as a
 // history records it.
 type Fault struct {
-	Kind    string   // the nemesis's "f": pause, kill, clock, crash, partition, delay, strobe, or any newer kind
-	Target  string   // what it acted on
-	As      string   // the lock state Target was chosen by (holder, waiter, overtaken), if any
-	Nodes   []string // partition, delay: the links it touched
-	Point   string   // the program point it was triggered at, if any
-	Start   int64    // CLOCK_MONOTONIC of the invoke
-	End     int64    // of the completion; = Start for an instant action (kill)
-	Open    bool     // never completed: it lasted until the end of the run
-	Offset  int64    // clock, strobe: offset (ns) set
-	Rate    float64  // clock: rate set
-	Latency int64    // delay: latency (ns)
-	Error   string   // a completion that reported trouble (healing failed)
+	Kind   string // the nemesis's "f": pause, kill, clock, crash, partition, delay, strobe, or any newer kind
+	Target string // what it acted on
+	As     string // the lock state Target was chosen by (holder, waiter, overtaken), if any
+	Point  string // the program point it was triggered at, if any
+	Start  int64  // CLOCK_MONOTONIC of the invoke
+	End    int64  // of the completion; = Start for an instant action (kill)
+	Open   bool   // never completed: it lasted until the end of the run
+	// Params are the kind's own parameters as its invoke recorded them (Event.Params), for the
+	// kind to describe the fault (package nemesis: Label).
+	Params json.RawMessage
+	Error  string // a completion that reported trouble (healing failed)
 }
 
 // Faults pairs the nemesis's invokes with their completions by kind and op. A fault that failed
 // to start never happened and is left out; one never completed runs to the end of the run. Kinds
 // are not interpreted, so a new kind of fault shows up without changes here — except a clock set
-// with no length, whose completion says the clock stays set: it lasts until the target's clock is
-// set again or reset at heal.
+// with no length, whose completion says the clock stays set (clockStaysSet): it lasts until the
+// target's clock is set again or reset at heal.
 func Faults(events []Event) []Fault {
 	events = sortedByTime(events)
 	end := runEnd(events)
@@ -49,20 +49,16 @@ func Faults(events []Event) []Fault {
 			if e.F == Clock {
 				endSkew(e.Target, e.Time)
 			}
-			latency := e.Latency
-			if e.F == Delay && latency == 0 {
-				latency = e.Offset // written before Latency existed
-			}
 			open[key] = len(out)
-			out = append(out, Fault{Kind: e.F, Target: e.Target, As: e.As, Nodes: e.Nodes, Point: e.Point,
-				Start: e.Time, End: end, Open: true, Offset: e.Offset, Rate: e.Rate, Latency: latency})
+			out = append(out, Fault{Kind: e.F, Target: e.Target, As: e.As, Point: e.Point,
+				Start: e.Time, End: end, Open: true, Params: e.Params})
 		case OK, Info, Fail:
 			i, ok := open[key]
 			if !ok {
 				continue // a fault that failed to start: its only record is this completion
 			}
 			delete(open, key)
-			if e.F == Clock && e.Type == OK && (e.Offset != 0 || (e.Rate != 0 && e.Rate != 1)) {
+			if e.F == Clock && e.Type == OK && clockStaysSet(e.Params) {
 				skewed[e.Target] = i // still set: open until reset
 				continue
 			}
@@ -77,6 +73,20 @@ func Faults(events []Event) []Fault {
 		}
 	}
 	return out
+}
+
+// clockStaysSet reads a clock fault's completion: parameters with an offset, or a rate other
+// than true speed, say the clock was left so (package nemesis's clock kind writes them with these
+// names and units: nanoseconds, a factor).
+func clockStaysSet(params json.RawMessage) bool {
+	var c struct {
+		Offset int64   `json:"offset"`
+		Rate   float64 `json:"rate"`
+	}
+	if len(params) == 0 || json.Unmarshal(params, &c) != nil {
+		return false
+	}
+	return c.Offset != 0 || (c.Rate != 0 && c.Rate != 1)
 }
 
 func sortedByTime(events []Event) []Event {

@@ -19,9 +19,12 @@ func TestFaultsPairsInvokesWithCompletions(t *testing.T) {
 		nem(50, Invoke, Clock, 5, "n1"),
 		nem(60, Info, "disk-full", 2, "n1"),
 		// A clock set with no length: its ok says it stays set, until the heal resets it.
-		{Time: 70, Process: Nemesis, Type: Invoke, F: Clock, Op: 6, Target: "n2", Offset: 10},
-		{Time: 71, Process: Nemesis, Type: OK, F: Clock, Op: 6, Target: "n2", Offset: 10},
-		{Time: 90, Process: Nemesis, Type: Note, F: Clock, Target: "n2", Rate: 1, Error: "reset at heal"},
+		{Time: 70, Process: Nemesis, Type: Invoke, F: Clock, Op: 6, Target: "n2", Params: []byte(`{"offset":10}`)},
+		{Time: 71, Process: Nemesis, Type: OK, F: Clock, Op: 6, Target: "n2", Params: []byte(`{"offset":10}`)},
+		{Time: 90, Process: Nemesis, Type: Note, F: Clock, Target: "n2", Params: []byte(`{"rate":1}`), Error: "reset at heal"},
+		// A clock set back after its length: its ok gives the true rate.
+		nem(91, Invoke, Clock, 7, "n3"),
+		{Time: 95, Process: Nemesis, Type: OK, F: Clock, Op: 7, Target: "n3", Params: []byte(`{"rate":1}`)},
 		{Time: 100, Process: Controller, Type: Note, F: End},
 	}
 	got := Faults(events)
@@ -35,6 +38,7 @@ func TestFaultsPairsInvokesWithCompletions(t *testing.T) {
 		{Kill, 40, 40, false},
 		{Clock, 50, 100, true},
 		{Clock, 70, 90, false},
+		{Clock, 91, 95, false},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d faults, want %d: %+v", len(got), len(want), got)

@@ -112,8 +112,8 @@ func ScanFile(path string, fn func(line int, e *Event) error) error {
 }
 
 // Scan reads JSON-lines events from r in file order and calls fn with each and its line number
-// (1-based). The event passed to fn, its Registers and Nodes are reused for the next line: fn
-// must copy what it keeps (Event.Clone). A line that is not an event this harness could have
+// (1-based). The event passed to fn and its Registers are reused for the next line: fn must copy
+// what it keeps (Event.Clone). A line that is not an event this harness could have
 // written is an error naming the line and the field: bad JSON, a field of the wrong type, a
 // missing field, an access that took effect without registers, a client's completion without
 // its invoke, a line over MaxLineBytes. Only a last line without its newline (cut short by a
@@ -179,7 +179,7 @@ func blank(line []byte) bool {
 	return true
 }
 
-// Clone copies e with its own Registers and Nodes, for keeping an event Scan passed.
+// Clone copies e with its own Registers and Params, for keeping an event Scan passed.
 func (e *Event) Clone() Event {
 	c := *e
 	if e.Registers != nil {
@@ -188,8 +188,8 @@ func (e *Event) Clone() Event {
 			c.Registers[k] = v
 		}
 	}
-	if e.Nodes != nil {
-		c.Nodes = append([]string{}, e.Nodes...)
+	if e.Params != nil {
+		c.Params = append(json.RawMessage{}, e.Params...)
 	}
 	if e.Token != nil {
 		t := *e.Token

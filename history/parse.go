@@ -10,9 +10,11 @@ import (
 
 // The decoder below reads one line of a history into an Event without reflection: a soak run's
 // history has a million lines, and encoding/json spent most of `lockcheck check`'s time on them.
-// It accepts what encoding/json would accept for an Event (and TestParseAgreesWithEncodingJSON
-// holds the two together), except that keys must be spelt exactly and every key of Event must
-// be present where it is required (see checkEvent). Its errors name the field.
+// It accepts what encoding/json would accept for an Event (and TestDecoderAgreesWithEncodingJSON
+// holds the two together), except that keys must be spelt exactly, every key of Event must be
+// present where it is required (see checkEvent), params must be an object, and the fault
+// parameters older histories kept as keys of the event are gathered into Params (legacyParams).
+// Its errors name the field.
 
 // fieldError is a problem with one field of a line.
 type fieldError struct {
@@ -37,7 +39,17 @@ type parser struct {
 	curKey      []byte
 	reg, regSub string
 	intern      map[string]string
+	// legacy holds, for the line being read, the value of each key of legacyParams (nil: absent);
+	// anyLegacy says whether one was set (most lines have none: nothing to clear or gather).
+	legacy    [len(legacyParams)][]byte
+	anyLegacy bool
 }
+
+// legacyParams are the keys in which histories written before faults kept their parameters in
+// Params held them, as part of the event: a partition's or delay's nodes, a clock's offset and
+// rate, a delay's latency. Their names and values are those the kinds' parameters have in Params,
+// so the decoder moves them there as they are; nothing else reads them. This list never grows.
+var legacyParams = [...]string{"nodes", "offset", "rate", "latency"}
 
 func (p *parser) fail(format string, args ...any) error {
 	field := string(p.curKey)
@@ -385,6 +397,9 @@ type seen struct{ t, process, typ, f bool }
 func (p *parser) parseEvent(line []byte, e *Event, regs map[string]Register) (seen, error) {
 	*e = Event{}
 	p.b, p.i, p.curKey, p.reg, p.regSub = line, 0, nil, "", ""
+	if p.anyLegacy {
+		p.legacy, p.anyLegacy = [len(legacyParams)][]byte{}, false
+	}
 	var s seen
 	err := p.object(func(key []byte) error {
 		p.curKey = key
@@ -432,20 +447,20 @@ func (p *parser) parseEvent(line []byte, e *Event, regs map[string]Register) (se
 			err = p.registers(e.Registers)
 		case "role":
 			e.Role, err = p.nullableStr(e.Role)
+		case "params":
+			p.skipSpace()
+			start := p.i
+			if !p.null() {
+				if p.i >= len(p.b) || p.b[p.i] != '{' {
+					return p.fail("want an object, got %s", p.describe())
+				}
+				err = p.skipValue(0)
+			}
+			e.Params = append(json.RawMessage{}, p.b[start:p.i]...)
 		case "nodes":
-			if p.null() {
-				e.Nodes = nil
-				return nil
-			}
-			e.Nodes = e.Nodes[:0]
-			err = p.array(func() error {
-				n, err := p.str()
-				e.Nodes = append(e.Nodes, n)
-				return err
+			err = p.legacyParam(0, func() error {
+				return p.array(func() error { _, err := p.str(); return err })
 			})
-			if err == nil && e.Nodes == nil {
-				e.Nodes = []string{}
-			}
 		case "target":
 			e.Target, err = p.nullableStr(e.Target)
 		case "as":
@@ -462,13 +477,11 @@ func (p *parser) parseEvent(line []byte, e *Event, regs map[string]Register) (se
 		case "duration":
 			e.Duration, err = p.nullableInt(e.Duration)
 		case "offset":
-			e.Offset, err = p.nullableInt(e.Offset)
+			err = p.legacyParam(1, func() error { _, err := p.int64(); return err })
 		case "rate":
-			if !p.null() {
-				e.Rate, err = p.float64()
-			}
+			err = p.legacyParam(2, func() error { _, err := p.float64(); return err })
 		case "latency":
-			e.Latency, err = p.nullableInt(e.Latency)
+			err = p.legacyParam(3, func() error { _, err := p.int64(); return err })
 		case "error":
 			e.Error, err = p.nullableStr(e.Error)
 		case "design":
@@ -496,12 +509,53 @@ func (p *parser) parseEvent(line []byte, e *Event, regs map[string]Register) (se
 	if p.i < len(p.b) {
 		return s, p.fail("unexpected %s after the event's closing brace", p.describe())
 	}
+	if p.anyLegacy && e.Params == nil {
+		e.Params = p.legacyObject()
+	}
 	return s, nil
 }
 
-// eventFields are Event's JSON keys.
-var eventFields = []string{"t", "process", "type", "f", "op", "cs", "token", "registers", "role", "nodes",
-	"target", "as", "point", "pass", "duration", "offset", "rate", "latency", "error", "design", "seq"}
+// legacyParam reads the value of legacyParams[i] with read, which checks its type as the field
+// it was once had it checked, and keeps the value's text; a null leaves the key out.
+func (p *parser) legacyParam(i int, read func() error) error {
+	if p.null() {
+		p.legacy[i] = nil
+		return nil
+	}
+	p.skipSpace()
+	start := p.i
+	if err := read(); err != nil {
+		return err
+	}
+	p.legacy[i], p.anyLegacy = p.b[start:p.i], true
+	return nil
+}
+
+// legacyObject is the object of the legacyParams keys the line had, in their order; nil when it
+// had none.
+func (p *parser) legacyObject() json.RawMessage {
+	var out json.RawMessage
+	for i, v := range p.legacy {
+		if v == nil {
+			continue
+		}
+		if out == nil {
+			out = append(out, '{')
+		} else {
+			out = append(out, ',')
+		}
+		out = append(append(append(out, '"'), legacyParams[i]...), '"', ':')
+		out = append(out, v...)
+	}
+	if out != nil {
+		out = append(out, '}')
+	}
+	return out
+}
+
+// eventFields are Event's JSON keys, and the legacyParams.
+var eventFields = []string{"t", "process", "type", "f", "op", "cs", "token", "registers", "role",
+	"target", "as", "point", "pass", "duration", "params", "error", "design", "seq", "nodes", "offset", "rate", "latency"}
 
 const (
 	maxInt = int(^uint(0) >> 1)

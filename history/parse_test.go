@@ -15,8 +15,37 @@ import (
 func fullEvent() Event {
 	return Event{Time: 123456789, Process: "client-3", Type: OK, F: Write, Op: 7, CS: 3, Token: TokenOf(-42),
 		Registers: map[string]Register{"unfenced": {Value: 5, Status: Accepted}, "fenced-rw": {Value: -1, Status: Rejected}},
-		Role:      "write", Nodes: []string{"n1", "n2"}, Target: "n4", As: "holder", Point: "before-write", Pass: 2, Duration: 1500e6,
-		Offset: -2e9, Rate: 1.1, Latency: 300e6, Error: `i/o timeout "quoted" <b> é`, Design: "zk@v1.0.1", Seq: 99}
+		Role:      "write", Params: json.RawMessage(`{"nodes":["n1","n2"],"offset":-2000000000,"rate":1.1}`), Target: "n4", As: "holder",
+		Point: "before-write", Pass: 2, Duration: 1500e6, Error: `i/o timeout "quoted" <b> é`, Design: "zk@v1.0.1", Seq: 99}
+}
+
+// viaEncodingJSON reads a line as the decoder must: as encoding/json reads it into an Event, with
+// the legacyParams keys gathered into Params, in their order, when the line has no params (a null
+// one left out, the last of a repeated one kept).
+func viaEncodingJSON(line []byte) (Event, error) {
+	var e Event
+	if err := json.Unmarshal(line, &e); err != nil || e.Params != nil {
+		return e, err
+	}
+	var old struct {
+		Nodes   json.RawMessage `json:"nodes"`
+		Offset  json.RawMessage `json:"offset"`
+		Rate    json.RawMessage `json:"rate"`
+		Latency json.RawMessage `json:"latency"`
+	}
+	if err := json.Unmarshal(line, &old); err != nil {
+		return e, err
+	}
+	var parts []string
+	for i, v := range []json.RawMessage{old.Nodes, old.Offset, old.Rate, old.Latency} {
+		if v != nil && string(v) != "null" {
+			parts = append(parts, `"`+legacyParams[i]+`":`+string(v))
+		}
+	}
+	if parts != nil {
+		e.Params = json.RawMessage("{" + strings.Join(parts, ",") + "}")
+	}
+	return e, nil
 }
 
 // The decoder must know every field of Event: a field added to Event and not to the decoder would
@@ -58,10 +87,13 @@ func TestDecoderAgreesWithEncodingJSON(t *testing.T) {
 		`{"t":6,"process":"controller","type":"note","f":"end","t":7,"error":"x","error":null,"pass":-0}`,
 		"{\"t\":8,\"process\":\"cli\xffent\",\"type\":\"note\",\"f\":\"lost\",\"error\":\"\xc3\x28\"}",
 		`{"t":9,"process":"controller","type":"note","f":"start","offset":-9223372036854775808,"seq":9223372036854775807,"rate":-0.0}`,
+		`{"t":10,"process":"nemesis","type":"invoke","f":"delay","params": { "nodes" : ["n1"], "latency": 5 , "new":{"x":null}} ,"offset":3}`,
+		`{"t":11,"process":"nemesis","type":"ok","f":"clock","params":null,"rate":1}`,
+		`{"t":12,"process":"nemesis","type":"ok","f":"clock","latency":4,"rate":null,"offset":1,"nodes":null,"offset":2}`,
 	}
 	for _, line := range lines {
-		var want Event
-		if err := json.Unmarshal([]byte(line), &want); err != nil {
+		want, err := viaEncodingJSON([]byte(line))
+		if err != nil {
 			t.Fatalf("encoding/json rejects %s: %v", line, err)
 		}
 		p := &parser{intern: map[string]string{}}
@@ -83,7 +115,7 @@ func TestRandomEventsRoundTrip(t *testing.T) {
 		e := Event{Time: rng.Int64(), Process: words[rng.IntN(len(words))], Type: Type(words[rng.IntN(len(words))]),
 			F: words[rng.IntN(len(words))], Op: rng.Int64N(9) - 4, CS: rng.Int64(), Role: words[rng.IntN(len(words))],
 			Target: words[rng.IntN(len(words))], Point: words[rng.IntN(len(words))], Pass: rng.IntN(5),
-			Duration: rng.Int64(), Offset: -rng.Int64(), Rate: rng.Float64() * 3, Error: words[rng.IntN(len(words))], Seq: rng.Int64N(100)}
+			Duration: rng.Int64(), Error: words[rng.IntN(len(words))], Seq: rng.Int64N(100)}
 		if rng.IntN(2) == 0 {
 			e.Token = TokenOf(rng.Int64() - rng.Int64())
 		}
@@ -94,11 +126,12 @@ func TestRandomEventsRoundTrip(t *testing.T) {
 			}
 		}
 		if rng.IntN(3) == 0 {
-			e.Nodes = []string{words[rng.IntN(len(words))]}
+			params, _ := json.Marshal(map[string]any{"nodes": []string{words[rng.IntN(len(words))]}, "offset": -rng.Int64(), "rate": rng.Float64() * 3})
+			e.Params = params
 		}
 		line, _ := json.Marshal(e)
 		var want Event
-		_ = json.Unmarshal(line, &want) // e's empty Nodes or Registers read back as nil
+		_ = json.Unmarshal(line, &want) // e's empty Registers read back as nil
 		p := &parser{intern: map[string]string{}}
 		var got Event
 		if _, err := p.parseEvent(line, &got, nil); err != nil {
@@ -125,6 +158,9 @@ func TestMalformedLinesAreErrorsNamingFileLineAndField(t *testing.T) {
 		{"a register value of the wrong type", []string{inv, `{"t":2,"process":"client-1","type":"ok","f":"read","op":1,"registers":{"unfenced":{"value":"3","status":"ok"}}}`}, `:2: field "registers.unfenced.value": want an integer, got a string`},
 		{"a token of the wrong type", []string{`{"t":1,"process":"client-1","type":"invoke","f":"acquire","op":1,"token":true}`}, `:1: field "token": want an integer, got a boolean`},
 		{"nodes not a list", []string{`{"t":1,"process":"nemesis","type":"invoke","f":"partition","nodes":"n1"}`}, `:1: field "nodes": want '[', got a string`},
+		{"an old offset of the wrong type", []string{`{"t":1,"process":"nemesis","type":"invoke","f":"clock","offset":"2s"}`}, `:1: field "offset": want an integer, got a string`},
+		{"params not an object", []string{`{"t":1,"process":"nemesis","type":"invoke","f":"clock","params":[1]}`}, `:1: field "params": want an object, got an array`},
+		{"params not JSON", []string{`{"t":1,"process":"nemesis","type":"invoke","f":"clock","params":{"offset":1,}}`}, `:1: field "params": want a key, got '}'`},
 		{"a missing field", []string{`{"t":1,"process":"client-1","type":"invoke","op":1}`}, `:1: field "f": missing`},
 		{"an unknown type", []string{`{"t":1,"process":"client-1","type":"done","f":"read","op":1}`}, `:1: field "type": "done" is not one of invoke, ok, fail, info, note`},
 		{"an unknown register status", []string{inv, `{"t":2,"process":"client-1","type":"ok","f":"read","op":1,"registers":{"unfenced":{"value":3,"status":"maybe"}}}`}, `:2: field "registers.unfenced.status": "maybe" is not one of`},
@@ -194,14 +230,37 @@ func TestScanGivesLineNumbersInFileOrder(t *testing.T) {
 	}
 }
 
-// The Event fields the decoder knows are exactly Event's JSON keys.
+// The Event fields the decoder knows are exactly Event's JSON keys and the old fault keys.
 func TestEventFieldsListsEveryKey(t *testing.T) {
 	var keys []string
 	typ := reflect.TypeOf(Event{})
 	for i := range typ.NumField() {
 		keys = append(keys, strings.Split(typ.Field(i).Tag.Get("json"), ",")[0])
 	}
+	keys = append(keys, legacyParams[:]...)
 	if !reflect.DeepEqual(keys, eventFields) {
-		t.Fatalf("Event's keys %v, the decoder's %v", keys, eventFields)
+		t.Fatalf("Event's keys and the old fault keys %v, the decoder's %v", keys, eventFields)
+	}
+}
+
+// A history written before faults kept their parameters in params reads as one written after:
+// the old keys, as they were, in params; a line with params keeps its own.
+func TestOldFaultKeysReadAsParams(t *testing.T) {
+	old := `{"t":1,"process":"nemesis","type":"invoke","f":"delay","op":3,"target":"client-2","nodes":["n1","resource"],` +
+		`"duration":300000000,"latency":150000000,"offset":7}` + "\n" +
+		`{"t":2,"process":"nemesis","type":"invoke","f":"clock","op":4,"target":"n1","rate":1.5,"params":{"offset":9}}` + "\n" +
+		`{"t":3,"process":"nemesis","type":"invoke","f":"pause","op":5,"target":"n2"}` + "\n"
+	events, err := Decode(strings.NewReader(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`{"nodes":["n1","resource"],"offset":7,"latency":150000000}`, `{"offset":9}`, ``}
+	for i, e := range events {
+		if string(e.Params) != want[i] {
+			t.Errorf("event %d: params %s, want %s", i+1, e.Params, want[i])
+		}
+	}
+	if events[0].Duration != 300e6 || events[0].Target != "client-2" {
+		t.Errorf("the common fields of an old line: %+v", events[0])
 	}
 }

@@ -9,60 +9,78 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/yamltime"
 )
 
-var clockKind = &Kind{
+// ClockParams are a clock fault's own fields. A clock's setting is recorded with these names and
+// units wherever the history notes one (history.Faults reads them: a clock left set).
+type ClockParams struct {
+	Offset yamltime.Signed `yaml:"offset" json:"offset,omitempty"` // the target's clock becomes real time + Offset...
+	Rate   float64         `yaml:"rate" json:"rate,omitempty"`     // ...running at Rate (0 or 1: true speed)
+}
+
+// trueClock is the setting of a clock given back its true time.
+var trueClock = ClockParams{Rate: 1}
+
+var clockKind = define(spec[ClockParams]{
 	Name:    history.Clock,
 	Summary: "step a client's or server's wall clock by offset, or make it run at rate, for a while or until the end",
-	Takes:   []string{"for", "offset", "rate"},
 	Colour:  "#9467bd",
-	Check: func(f Fault, v View, bad Report) {
+	Check: func(f Fault, p ClockParams, v View, bad Report) {
 		if t, ok := v.Target(f.Target); ok && !t.Client && t.NoClock != "" {
 			bad("target", "%s", t.NoClock)
 		}
-		if f.Offset == 0 && f.Rate == 0 {
+		if p.Offset == 0 && p.Rate == 0 {
 			bad("offset", "a clock fault needs an offset (e.g. offset: 2s) or a rate (e.g. rate: 1.1)")
 		}
-		if f.Rate < 0 {
-			bad("rate", "a clock rate must be positive, got %v", f.Rate)
+		if p.Rate < 0 {
+			bad("rate", "a clock rate must be positive, got %v", p.Rate)
 		}
 	},
 	Suits:     func(t TargetInfo) bool { return t.Client || (t.NoClock == "" && t.Role == "") },
 	SuitsWhom: "clients and servers whose clock can be set",
-	Draw: func(f *Fault, r Random, rng *rand.Rand) {
+	Draw: func(r Random, rng *rand.Rand) ClockParams {
 		// A step of at least 1 ms, forward or back: a zero step would be no fault at all.
-		f.Offset = signed(between(rng, time.Millisecond, max(d(r.MaxOffset), time.Millisecond)+1))
+		offset := signed(between(rng, time.Millisecond, max(d(r.MaxOffset), time.Millisecond)+1))
 		if rng.IntN(2) == 0 {
-			f.Offset = -f.Offset
+			offset = -offset
+		}
+		return ClockParams{Offset: offset}
+	},
+	CheckRandom: func(r Random, listed bool, bad Report) {
+		switch {
+		case listed && r.MaxOffset == 0:
+			bad("max_offset", "random clock faults step a clock by up to ±max_offset: give one (e.g. max_offset: 2s)")
+		case !listed && r.MaxOffset != 0:
+			bad("max_offset", "max_offset belongs to packages with clock faults")
 		}
 	},
 	Apply:      (*Nemesis).clock,
 	ServerActs: []string{"clock"},
-	Label: func(f history.Fault) string {
+	Label: func(f history.Fault, p ClockParams) string {
 		s := f.Kind + " " + f.Target
 		switch {
-		case f.Offset > 0:
-			s += " +" + time.Duration(f.Offset).String()
-		case f.Offset < 0:
-			s += " " + time.Duration(f.Offset).String()
+		case p.Offset > 0:
+			s += " +" + p.Offset.String()
+		case p.Offset < 0:
+			s += " " + p.Offset.String()
 		}
-		if f.Rate != 0 && f.Rate != 1 {
-			s += " ×" + formatRate(f.Rate)
+		if p.Rate != 0 && p.Rate != 1 {
+			s += " ×" + formatRate(p.Rate)
 		}
 		return s
 	},
-}
+})
 
-func (n *Nemesis) clock(f Fault, _ bool) {
+func (n *Nemesis) clock(f Fault, p ClockParams, _ bool) {
 	setter, _ := n.target(f.Target).(ClockSetter)
 	op := n.nextOp()
 	start := n.begin(f, op)
-	start.Offset, start.Rate = int64(f.Offset.D()), f.Rate
 	if setter == nil {
 		n.failed(start, f, "target has no clock to set")
 		return
 	}
-	if err := setter.SetClock(f.Offset.D(), f.Rate); err != nil {
+	if err := setter.SetClock(p.Offset.D(), p.Rate); err != nil {
 		n.failed(start, f, err.Error())
 		return
 	}
@@ -75,9 +93,9 @@ func (n *Nemesis) clock(f Fault, _ bool) {
 		if err := setter.SetClock(0, 1); err != nil {
 			end.Type, end.Error = history.Info, err.Error()
 		}
-		end.Rate = 1 // reset to real time
+		end.Params = recorded(trueClock) // set back to real time
 	} else {
-		end.Offset, end.Rate = int64(f.Offset.D()), f.Rate // the clock stays set until healed
+		end.Params = recorded(p) // the clock stays set until healed
 	}
 	n.stamp(end)
 }
@@ -96,7 +114,8 @@ func (n *Nemesis) resetClocks() {
 	n.skewed = map[string]ClockSetter{}
 	n.mu.Unlock()
 	for name, s := range skewed {
-		e := history.Event{Process: history.Nemesis, Type: history.Note, F: history.Clock, Target: name, Rate: 1, Error: "reset at heal"}
+		e := history.Event{Process: history.Nemesis, Type: history.Note, F: history.Clock, Target: name, Params: recorded(trueClock),
+			Error: "reset at heal"}
 		if err := s.SetClock(0, 1); err != nil {
 			e.Error = "reset at heal failed: " + err.Error()
 		}

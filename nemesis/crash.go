@@ -14,12 +14,11 @@ import (
 // restartBudget bounds a restart (a ZooKeeper node rejoining an ensemble takes about a second).
 const restartBudget = 30 * time.Second
 
-var crashKind = &Kind{
+var crashKind = define(spec[noParams]{
 	Name:    history.Crash,
 	Summary: "kill a server (SIGKILL) and restart it after for, with whatever it had persisted",
-	Takes:   []string{"for"},
 	Colour:  "#e377c2",
-	Check: func(f Fault, v View, bad Report) {
+	Check: func(f Fault, _ noParams, v View, bad Report) {
 		t, ok := v.Target(f.Target)
 		switch {
 		case !ok:
@@ -32,13 +31,12 @@ var crashKind = &Kind{
 	Suits:     func(t TargetInfo) bool { return !t.Client && t.Restart },
 	SuitsWhom: "servers only",
 	Apply:     (*Nemesis).crash,
-	Label:     baseLabel,
 	// Histories written before the fault registry named the server's side of a crash so.
 	Aliases:    []string{"crash-restart"},
 	ServerActs: []string{"kill", "restart"},
-}
+})
 
-func (n *Nemesis) crash(f Fault, _ bool) {
+func (n *Nemesis) crash(f Fault, _ noParams, _ bool) {
 	t := n.target(f.Target)
 	op := n.nextOp()
 	start := n.begin(f, op)

@@ -8,38 +8,59 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/yamltime"
 )
 
-var delayKind = &Kind{
+// DelayParams are a delay's own fields.
+type DelayParams struct {
+	Nodes   []string          `yaml:"nodes" json:"nodes,omitempty"`     // the links it acts on (empty: every one)
+	Latency yamltime.Duration `yaml:"latency" json:"latency,omitempty"` // how long each byte is held back...
+	Jitter  yamltime.Duration `yaml:"jitter" json:"jitter,omitempty"`   // ...give or take this much
+	// OldLatency is where histories written before latency had a key of its own kept it.
+	OldLatency yamltime.Duration `yaml:"-" json:"offset,omitempty"`
+}
+
+var delayKind = define(spec[DelayParams]{
 	Name:    history.Delay,
 	Summary: "hold back what a client sends to some servers (or the resource) by latency ± jitter, for a while",
-	Takes:   []string{"for", "nodes", "latency", "jitter"},
 	Colour:  "#17becf",
-	Check: func(f Fault, v View, bad Report) {
+	Check: func(f Fault, p DelayParams, v View, bad Report) {
 		if t, ok := v.Target(f.Target); ok && !t.Client {
 			bad("target", "a delay acts on a client's links: target a client and list the nodes (or resource)")
 		}
-		checkClientLinks(f, v, bad)
-		if f.Latency == 0 {
+		checkClientLinks(p.Nodes, v, bad)
+		if p.Latency == 0 {
 			bad("latency", "a delay needs a latency (e.g. latency: 1s)")
 		}
 	},
 	Suits:     func(t TargetInfo) bool { return t.Client },
 	SuitsWhom: "clients only: a client's traffic to some lock nodes is held back",
-	Draw: func(f *Fault, r Random, rng *rand.Rand) {
-		f.Nodes = subset(rng, r.Nodes)
-		f.Latency = dur(between(rng, time.Millisecond, max(d(r.MaxLatency), time.Millisecond)+1))
+	Draw: func(r Random, rng *rand.Rand) DelayParams {
+		nodes := subset(rng, r.Nodes)
+		return DelayParams{Nodes: nodes, Latency: dur(between(rng, time.Millisecond, max(d(r.MaxLatency), time.Millisecond)+1))}
 	},
-	Apply: func(n *Nemesis, f Fault, _ bool) {
-		n.linkFault(f, func(e *history.Event) { e.Latency = int64(d(f.Latency)) }, func(net Network) error {
-			return net.Delay(f.Target, f.Nodes, d(f.Latency), d(f.Jitter))
+	CheckRandom: func(r Random, listed bool, bad Report) {
+		switch {
+		case listed && r.MaxLatency == 0:
+			bad("max_latency", "random delays hold traffic back by up to max_latency: give one (e.g. max_latency: 500ms)")
+		case !listed && r.MaxLatency != 0:
+			bad("max_latency", "max_latency belongs to packages with delay faults")
+		}
+	},
+	Apply: func(n *Nemesis, f Fault, p DelayParams, _ bool) {
+		n.linkFault(f, p.Nodes, func(net Network) error {
+			return net.Delay(f.Target, p.Nodes, d(p.Latency), d(p.Jitter))
 		})
 	},
-	Label: func(f history.Fault) string {
+	Label: func(f history.Fault, p DelayParams) string {
 		s := f.Kind + " " + f.Target
-		if f.Latency != 0 {
-			s += " +" + time.Duration(f.Latency).String()
+		latency := p.Latency
+		if latency == 0 {
+			latency = p.OldLatency
 		}
-		return s + nodesLabel(f.Nodes)
+		if latency != 0 {
+			s += " +" + time.Duration(latency).String()
+		}
+		return s + nodesLabel(p.Nodes)
 	},
-}
+})

@@ -162,7 +162,7 @@ func TestServerPauseRunsACommandSentMeanwhileOnceResumed(t *testing.T) {
 func TestPartitionFailsASetAndTheHealLetsItThrough(t *testing.T) {
 	c, n, rec := realCluster(t, 2)
 	link := c.Link("client-1", "n1")
-	if err := n.Start(Schedule{Faults: []Fault{{Kind: history.Partition, Target: "client-1", Nodes: []string{"n1"}, For: dur(time.Second)}}}); err != nil {
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: history.Partition, Target: "client-1", Params: PartitionParams{Nodes: []string{"n1"}}, For: dur(time.Second)}}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 2*time.Second, "link cut", link.IsCut)
@@ -183,7 +183,7 @@ func TestPartitionFailsASetAndTheHealLetsItThrough(t *testing.T) {
 
 func TestDelayLandsASetLate(t *testing.T) {
 	c, n, rec := realCluster(t, 1)
-	if err := n.Start(Schedule{Faults: []Fault{{Kind: history.Delay, Target: "client-1", Latency: dur(2 * time.Second), For: dur(10 * time.Second)}}}); err != nil {
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: history.Delay, Target: "client-1", Params: DelayParams{Latency: dur(2 * time.Second)}, For: dur(10 * time.Second)}}}); err != nil {
 		t.Fatal(err)
 	}
 	direct := rclient(t, addr(c.Node("n1")))
@@ -218,7 +218,7 @@ func TestNodeClockBumpExpiresAKeyEarly(t *testing.T) {
 	if err := rc.Set(ctxFor(t, time.Second), "k", "v", 30*time.Second).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Start(Schedule{Faults: []Fault{{Kind: history.Clock, Target: "n1", Offset: signed(60 * time.Second)}}}); err != nil {
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: history.Clock, Target: "n1", Params: ClockParams{Offset: signed(60 * time.Second)}}}}); err != nil {
 		t.Fatal(err)
 	}
 	// A 30 s lease is gone within libfaketime's pickup time, not after 30 s.
@@ -244,7 +244,7 @@ func TestStrobeMakesAKeysRemainingTimeJumpBackAndForth(t *testing.T) {
 	if err := rc.Set(ctx, "short", "v", 8*time.Second).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Start(Schedule{Faults: []Fault{{Kind: history.Strobe, Target: "n1", Offset: signed(10 * time.Second), Period: dur(time.Second), For: dur(5 * time.Second)}}}); err != nil {
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: history.Strobe, Target: "n1", Params: StrobeParams{Offset: signed(10 * time.Second), Period: dur(time.Second)}, For: dur(5 * time.Second)}}}); err != nil {
 		t.Fatal(err)
 	}
 	var drop, rise time.Duration // largest jumps of PTTL between two samples
@@ -308,10 +308,10 @@ func TestHealMidFaultLeavesNothingStoppedCutOrSkewed(t *testing.T) {
 	err := n.Start(Schedule{Faults: []Fault{
 		{Kind: history.Pause, Target: "n1", For: dur(hour)},
 		{Kind: history.Pause, Target: "client-1", For: dur(hour)},
-		{Kind: history.Partition, Target: "client-1", Nodes: []string{"n1", "n2"}, For: dur(hour)},
-		{Kind: history.Delay, Target: "client-1", Nodes: []string{"n3"}, Latency: dur(5 * time.Second), For: dur(hour)},
-		{Kind: history.Clock, Target: "n2", Offset: signed(30 * time.Second)},
-		{Kind: history.Strobe, Target: "n3", Offset: signed(20 * time.Second), Period: dur(time.Second), For: dur(hour)},
+		{Kind: history.Partition, Target: "client-1", Params: PartitionParams{Nodes: []string{"n1", "n2"}}, For: dur(hour)},
+		{Kind: history.Delay, Target: "client-1", Params: DelayParams{Nodes: []string{"n3"}, Latency: dur(5 * time.Second)}, For: dur(hour)},
+		{Kind: history.Clock, Target: "n2", Params: ClockParams{Offset: signed(30 * time.Second)}},
+		{Kind: history.Strobe, Target: "n3", Params: StrobeParams{Offset: signed(20 * time.Second), Period: dur(time.Second)}, For: dur(hour)},
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -6,50 +6,23 @@ import (
 	"github.com/lockcheck/lockcheck/internal/yamltime"
 )
 
-// Fault is one planned fault, exactly as a scenario's nemesis entry writes it.
+// Fault is one planned fault: the fields every kind has, as a scenario's nemesis entry writes
+// them, and the kind's own parameters.
 type Fault struct {
 	Kind       string            `yaml:"fault"`      // a registered kind: pause, kill, clock, crash, partition, delay, strobe
 	Target     string            `yaml:"target"`     // a client, a server, or a role (leader, primary)
 	At         yamltime.Duration `yaml:"at"`         // time from the start of the run...
 	Point      string            `yaml:"point"`      // ...or a client's program point: the client stops itself there
 	Occurrence int               `yaml:"occurrence"` // which pass of Point (1 = first)
-	// The fields below belong to some kinds only (Kind.Takes).
-	For     yamltime.Duration `yaml:"for"`     // how long the fault lasts (0: until healed, where a kind allows)
-	Offset  yamltime.Signed   `yaml:"offset"`  // clock, strobe: the target's clock becomes real time + Offset...
-	Rate    float64           `yaml:"rate"`    // ...running at Rate (0 or 1: true speed)
-	Nodes   []string          `yaml:"nodes"`   // partition, delay: the links it acts on (empty: every one)
-	Latency yamltime.Duration `yaml:"latency"` // delay: how long each byte is held back...
-	Jitter  yamltime.Duration `yaml:"jitter"`  // ...give or take this much
-	Period  yamltime.Duration `yaml:"period"`  // strobe: how long the clock stays at each of its two settings
+	For        yamltime.Duration `yaml:"for"`        // how long the fault lasts (0: until healed, where a kind allows)
+	// Params are the kind's own parameters (ClockParams, DelayParams, ...; a pointer or a value),
+	// written inline in the scenario's entry and decoded by the kind (DecodeParams), drawn by a
+	// random package, or set by code building a schedule. nil: the kind's zero values.
+	Params any `yaml:"-"`
 
 	// As is the lock state (Holder, Waiter, Overtaken) Target was resolved from when the fault
 	// started; set by the nemesis, never written in a scenario.
 	As string `yaml:"-"`
-}
-
-// Optional fields by their scenario names: the loader refuses one a kind does not take.
-var optionalFields = []struct {
-	name string
-	set  func(Fault) bool
-}{
-	{"for", func(f Fault) bool { return f.For != 0 }},
-	{"offset", func(f Fault) bool { return f.Offset != 0 }},
-	{"rate", func(f Fault) bool { return f.Rate != 0 }},
-	{"nodes", func(f Fault) bool { return len(f.Nodes) > 0 }},
-	{"latency", func(f Fault) bool { return f.Latency != 0 }},
-	{"jitter", func(f Fault) bool { return f.Jitter != 0 }},
-	{"period", func(f Fault) bool { return f.Period != 0 }},
-}
-
-// SetFields lists the optional fields f sets, by their scenario names.
-func (f Fault) SetFields() []string {
-	var out []string
-	for _, o := range optionalFields {
-		if o.set(f) {
-			out = append(out, o.name)
-		}
-	}
-	return out
 }
 
 // Random is a seeded random package in Jepsen's style, as a scenario writes it: every Interval on

@@ -130,9 +130,7 @@ func (r Random) drawMove(rng *rand.Rand) (Fault, move, bool) {
 	if m.point != "" {
 		f.Occurrence = 1
 	}
-	if k.Draw != nil {
-		k.Draw(&f, r, rng)
-	}
+	k.drawParams(&f, r, rng)
 	return f, m, true
 }
 

@@ -3,30 +3,24 @@ package nemesis
 // Kill: SIGKILL of a client — a crash with no chance to clean up or release. The client stays
 // dead; servers are killed and brought back by crash.
 
-import (
-	"math/rand/v2"
+import "github.com/lockcheck/lockcheck/history"
 
-	"github.com/lockcheck/lockcheck/history"
-)
-
-var killKind = &Kind{
+var killKind = define(spec[noParams]{
 	Name:    history.Kill,
 	Summary: "end a client at once (SIGKILL): it never releases what it holds",
-	Refuses: map[string]string{"for": "a kill is instant and a client stays dead; to bring a server back use crash"},
+	Instant: "a kill is instant and a client stays dead; to bring a server back use crash",
 	Colour:  "#d62728",
-	Check: func(f Fault, v View, bad Report) {
+	Check: func(f Fault, _ noParams, v View, bad Report) {
 		if t, ok := v.Target(f.Target); ok && !t.Client {
 			bad("target", "kill ends a client; to kill and restart a server use crash")
 		}
 	},
 	Suits:     func(t TargetInfo) bool { return t.Client },
 	SuitsWhom: "clients only",
-	Draw:      func(f *Fault, _ Random, _ *rand.Rand) { f.For = 0 },
 	Apply:     (*Nemesis).kill,
-	Label:     baseLabel,
-}
+})
 
-func (n *Nemesis) kill(f Fault, _ bool) {
+func (n *Nemesis) kill(f Fault, _ noParams, _ bool) {
 	op := n.nextOp()
 	start := n.begin(f, op)
 	start.Duration = 0

@@ -1,49 +1,105 @@
 package nemesis
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// Kind is one kind of fault: its name (one name, used in scenarios, histories, reports and the
-// matrix alike), the fields it takes, how it is checked against a scenario, drawn at random,
-// carried out and healed, and how reports show it. Each kind is one file of this package and a
-// line in kinds below.
+// Kind is one kind of fault as the registry holds it: its name (one name, used in scenarios,
+// histories, reports and the matrix alike), the fields it takes, and what `lockcheck faults` and
+// reports say of it. Each kind is one file of this package that defines it (define, from a spec
+// with its own parameter type) and a line in kinds below.
 type Kind struct {
 	Name    string
 	Summary string // one line, for docs and `lockcheck faults`
-	// Takes lists the optional Fault fields (SetFields' names) it uses; any other is refused, with
-	// the kind's word for why where Refuses has one.
-	Takes   []string
-	Refuses map[string]string
+	// Takes lists the optional fields of its nemesis entries by their scenario names: "for"
+	// (unless Instant), then its own parameters, read from their yaml tags.
+	Takes []string
+	// Instant says why the common field "for" does not apply to it ("" when it does).
+	Instant string
 	// Colour draws it in reports (CSS colour).
 	Colour string
-	// Check checks a planned fault against the scenario, beyond what every fault is checked for
-	// (its target exists, its point or time, its fields).
-	Check func(f Fault, v View, bad Report)
 	// Suits says whether a random package may draw this kind for target t; nil: never drawn at
 	// random. SuitsWhom says which targets suit, for errors ("clients only").
 	Suits     func(t TargetInfo) bool
 	SuitsWhom string
-	// Draw sets the parameters of a randomly drawn fault whose Kind, Target and For are drawn
-	// already (keep the order of its rng calls: a seed must give the same faults); nil: none.
-	Draw func(f *Fault, r Random, rng *rand.Rand)
-	// Apply carries the fault out, keeps it in force for its length (or until the run heals),
-	// heals it, and records all of it. stopped: the target already stopped itself at f.Point.
-	Apply func(n *Nemesis, f Fault, stopped bool)
-	// Label describes a recorded fault in a few words ("pause client-1").
-	Label func(f history.Fault) string
 	// Aliases are older names of the kind found in histories written before it was renamed.
 	Aliases []string
 	// ServerActs are what the kind asks of a server target, by the name of the Target,
 	// Restarter, ClockSetter or Network method it calls ("pause", "resume", "kill", "restart",
-	// "clock", "cut", "heal"): a provider that cannot do everything (an external cluster without
-	// a hook for it) refuses a scenario before anything starts (Schedule.ServerUses).
+	// "clock", "cut", "heal"), or of its own Needs: a provider that cannot do everything (an
+	// external cluster without a hook for it) refuses a scenario before anything starts
+	// (Schedule.ServerUses).
 	ServerActs []string
+	// Needs is a server action of the kind's own, beyond those of Target, Restarter, ClockSetter
+	// and Network (target.go: Capability); nil for none.
+	Needs *Capability
+
+	funcs kindFuncs
+}
+
+// spec is how a kind of fault is written, P being its own parameters: a struct whose fields carry
+// yaml tags (how a scenario writes them) and json tags (how the history keeps them, in an
+// event's params), noParams for none. define makes the registry's Kind of it.
+type spec[P any] struct {
+	Name, Summary, Colour string
+	Instant               string
+	// Check checks a planned fault against the scenario, beyond what every fault is checked for
+	// (its target exists, its point or time, its fields and their types).
+	Check func(f Fault, p P, v View, bad Report)
+	// Suits, SuitsWhom: Kind's.
+	Suits     func(t TargetInfo) bool
+	SuitsWhom string
+	// Draw draws the parameters of a fault a random package drew, whose kind, target and length
+	// are drawn already (keep the order of its rng calls: a seed must give the same faults);
+	// nil: the zero parameters.
+	Draw func(r Random, rng *rand.Rand) P
+	// CheckRandom checks the fields of a random package that Draw reads (max_offset); listed says
+	// whether the package draws this kind. Fields are relative to the package.
+	CheckRandom func(r Random, listed bool, bad Report)
+	// Apply carries the fault out, keeps it in force for its length (or until the run heals),
+	// heals it, and records all of it (begin records p). stopped: the target already stopped
+	// itself at f.Point.
+	Apply func(n *Nemesis, f Fault, p P, stopped bool)
+	// Label describes a recorded fault in a few words ("clock n1 +2s"), from the parameters its
+	// invoke recorded (zero where it recorded none, or none this build can read); nil: baseLabel.
+	Label func(f history.Fault, p P) string
+	// Aliases, ServerActs, Needs: Kind's.
+	Aliases    []string
+	ServerActs []string
+	Needs      *Capability
+}
+
+// noParams are the parameters of a kind that takes none of its own.
+type noParams struct{}
+
+// kindFuncs are a spec's functions with its parameter type hidden, for the registry.
+type kindFuncs interface {
+	check(f Fault, v View, bad Report)
+	draw(r Random, rng *rand.Rand) any
+	checkRandom(r Random, listed bool, bad Report)
+	apply(n *Nemesis, f Fault, stopped bool)
+	label(f history.Fault) string
+	decode(own map[string]yaml.Node, bad Report) (params any, unknown []string)
+}
+
+// define makes a registry entry of a spec.
+func define[P any](s spec[P]) *Kind {
+	k := &Kind{Name: s.Name, Summary: s.Summary, Instant: s.Instant, Colour: s.Colour, Suits: s.Suits, SuitsWhom: s.SuitsWhom,
+		Aliases: s.Aliases, ServerActs: s.ServerActs, Needs: s.Needs, funcs: &s}
+	if s.Instant == "" {
+		k.Takes = []string{"for"}
+	}
+	_, names := paramFields(new(P))
+	k.Takes = append(k.Takes, names...)
+	return k
 }
 
 // kinds is the registry, in the order `lockcheck faults` and error messages list them.
@@ -76,13 +132,8 @@ func RandomNames() []string {
 // names.
 func Lookup(name string) (*Kind, error) {
 	for _, k := range kinds {
-		if k.Name == name {
+		if k.Name == name || slices.Contains(k.Aliases, name) {
 			return k, nil
-		}
-		for _, a := range k.Aliases {
-			if a == name {
-				return k, nil
-			}
 		}
 	}
 	return nil, fmt.Errorf("unknown fault %q; valid faults: %s", name, strings.Join(Names(), ", "))
@@ -91,8 +142,8 @@ func Lookup(name string) (*Kind, error) {
 // Label describes a recorded fault with its kind's words, or generically for a kind this build
 // does not know.
 func Label(f history.Fault) string {
-	if k, err := Lookup(f.Kind); err == nil && k.Label != nil {
-		return k.Label(f)
+	if k, err := Lookup(f.Kind); err == nil {
+		return k.funcs.label(f)
 	}
 	return baseLabel(f)
 }
@@ -105,9 +156,9 @@ func Colour(kind string) string {
 	return "#7f7f7f"
 }
 
-// baseLabel is "kind target", with the links it acted on.
+// baseLabel is "kind target", with the lock state the target was chosen by.
 func baseLabel(f history.Fault) string {
-	return f.Kind + " " + f.Target + asLabel(f.As) + nodesLabel(f.Nodes)
+	return f.Kind + " " + f.Target + asLabel(f.As)
 }
 
 // asLabel names the lock state a fault's target was chosen by: " (holder)".
@@ -126,8 +177,8 @@ func nodesLabel(nodes []string) string {
 	return " ↔ " + strings.Join(nodes, ",")
 }
 
-// Check checks a planned fault against a scenario: its kind, the fields it sets, and the kind's
-// own rules. Fields are reported relative to the entry ("target", "for").
+// Check checks a planned fault against a scenario: its kind, its length, and the kind's own
+// rules. Fields are reported relative to the entry ("target", "for").
 func Check(f Fault, v View, bad Report) {
 	k, err := Lookup(f.Kind)
 	if err != nil || k.Name != f.Kind {
@@ -137,18 +188,54 @@ func Check(f Fault, v View, bad Report) {
 		bad("fault", "%v", err)
 		return
 	}
-	for _, field := range f.SetFields() {
-		if why, ok := k.Refuses[field]; ok {
-			bad(field, "%s", why)
-		} else if !slices.Contains(k.Takes, field) {
-			takes := "no other fields"
-			if len(k.Takes) > 0 {
-				takes = strings.Join(k.Takes, ", ")
-			}
-			bad(field, "%s does not apply to a %s fault (it takes %s)", field, k.Name, takes)
-		}
+	if k.Instant != "" && f.For != 0 {
+		bad("for", "%s", k.Instant)
 	}
-	if k.Check != nil {
-		k.Check(f, v, bad)
+	k.funcs.check(f, v, bad)
+}
+
+func (s *spec[P]) check(f Fault, v View, bad Report) {
+	p, err := paramsOf[P](f)
+	if err != nil {
+		bad("fault", "%v", err)
+		return
 	}
+	if s.Check != nil {
+		s.Check(f, p, v, bad)
+	}
+}
+
+func (s *spec[P]) draw(r Random, rng *rand.Rand) any {
+	if s.Draw == nil {
+		return nil
+	}
+	p := s.Draw(r, rng)
+	return &p
+}
+
+func (s *spec[P]) checkRandom(r Random, listed bool, bad Report) {
+	if s.CheckRandom != nil {
+		s.CheckRandom(r, listed, bad)
+	}
+}
+
+func (s *spec[P]) apply(n *Nemesis, f Fault, stopped bool) {
+	p, err := paramsOf[P](f)
+	if err != nil {
+		n.stamp(history.Event{Process: history.Nemesis, Type: history.Fail, F: f.Kind, Op: n.nextOp(), Target: f.Target, As: f.As, Error: err.Error()})
+		n.resumeAtPoint(f)
+		return
+	}
+	s.Apply(n, f, p, stopped)
+}
+
+func (s *spec[P]) label(f history.Fault) string {
+	if s.Label == nil {
+		return baseLabel(f)
+	}
+	var p P
+	if len(f.Params) > 0 && json.Unmarshal(f.Params, &p) != nil {
+		p = *new(P) // parameters this build cannot read: describe the fault without them
+	}
+	return s.Label(f, p)
 }

@@ -1,7 +1,8 @@
 // Package nemesis injects faults on a schedule and records each one in the history, with its
 // start, end and target, so checkers and reports can line faults up with what clients saw.
 //
-// Each kind of fault is one value in a registry (kinds.go): its name, the fields it takes, how a
+// Each kind of fault is one value in a registry (kinds.go): its name, its own parameters (a type
+// of its own, decoded from the scenario and recorded in the history as it wrote them), how a
 // scenario's use of it is checked, how it is drawn at random, carried out and healed, and how
 // reports show it; one file per kind. A schedule mixes faults at a client's program point
 // (deterministic: "stop client-1 the 2nd time it passes after-acquire"), at a time from the start
@@ -300,7 +301,7 @@ func (n *Nemesis) apply(f Fault, stopped bool) {
 		n.resumeAtPoint(f)
 		return
 	}
-	k.Apply(n, f, stopped)
+	k.funcs.apply(n, f, stopped)
 }
 
 func (n *Nemesis) nextOp() int64 {
@@ -336,10 +337,10 @@ func (n *Nemesis) stamp(e history.Event) {
 	n.state.Observe(e)
 }
 
-// begin is a fault's invoke event.
+// begin is a fault's invoke event, with the kind's parameters.
 func (n *Nemesis) begin(f Fault, op int64) history.Event {
 	return history.Event{Process: history.Nemesis, Type: history.Invoke, F: f.Kind, Op: op,
-		Target: f.Target, As: f.As, Point: f.Point, Duration: int64(d(f.For))}
+		Target: f.Target, As: f.As, Point: f.Point, Duration: int64(d(f.For)), Params: recorded(f.Params)}
 }
 
 // end is a fault's completion event.

@@ -150,14 +150,15 @@ func TestClockFaultSetsTheClockAndHealResetsIt(t *testing.T) {
 	c := &fakeClock{}
 	rec := &recorder{}
 	n := New(map[string]Target{"client-1": c}, rec.record)
-	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "client-1", At: dur(10 * time.Millisecond), Offset: signed(2 * time.Second), Rate: 1.1}}})
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "client-1", At: dur(10 * time.Millisecond), Params: ClockParams{Offset: signed(2 * time.Second), Rate: 1.1}}}})
 	time.Sleep(100 * time.Millisecond)
 	n.Heal()
 	if got := c.settings(); got != "2s@1.1 0s@1" {
 		t.Fatalf("clock settings = %q, want the fault then the reset", got)
 	}
 	ev := rec.all()
-	if len(ev) != 3 || ev[0].F != history.Clock || ev[0].Offset != int64(2*time.Second) || ev[0].Rate != 1.1 || ev[2].Error != "reset at heal" {
+	if len(ev) != 3 || ev[0].F != history.Clock || string(ev[0].Params) != `{"offset":2000000000,"rate":1.1}` || ev[2].Error != "reset at heal" ||
+		string(ev[2].Params) != `{"rate":1}` {
 		t.Fatalf("recorded: %+v", ev)
 	}
 }
@@ -165,7 +166,7 @@ func TestClockFaultSetsTheClockAndHealResetsIt(t *testing.T) {
 func TestClockFaultWithALengthSetsTheClockBack(t *testing.T) {
 	c := &fakeClock{}
 	n := New(map[string]Target{"client-1": c}, func(history.Event) {})
-	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "client-1", Offset: signed(-time.Second), For: dur(30 * time.Millisecond)}}})
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "client-1", Params: &ClockParams{Offset: signed(-time.Second)}, For: dur(30 * time.Millisecond)}}})
 	time.Sleep(150 * time.Millisecond)
 	if got := c.settings(); got != "-1s@0 0s@1" {
 		t.Fatalf("clock settings = %q", got)
@@ -176,7 +177,7 @@ func TestClockFaultWithALengthSetsTheClockBack(t *testing.T) {
 func TestClockFaultOnATargetWithoutAClockFails(t *testing.T) {
 	rec := &recorder{}
 	n := New(map[string]Target{"n1": sleeper(t)}, rec.record)
-	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "n1", Offset: signed(time.Second)}}})
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "n1", Params: ClockParams{Offset: signed(time.Second)}}}})
 	time.Sleep(50 * time.Millisecond)
 	n.Heal()
 	if ev := rec.all(); len(ev) != 1 || ev[0].Type != history.Fail {
@@ -296,7 +297,7 @@ func TestPartitionCutsThenHealsAndAnOpenEndedOneHealsAtHeal(t *testing.T) {
 	n := New(map[string]Target{"client-1": sleeper(t), "client-2": sleeper(t)}, rec.record)
 	n.SetNetwork(net)
 	_ = n.Start(Schedule{Faults: []Fault{
-		{Kind: PartitionFault, Target: "client-1", Nodes: []string{"n4", "n5"}, At: dur(0), For: dur(50 * time.Millisecond)},
+		{Kind: PartitionFault, Target: "client-1", Params: PartitionParams{Nodes: []string{"n4", "n5"}}, At: dur(0), For: dur(50 * time.Millisecond)},
 		{Kind: PartitionFault, Target: "client-2", At: dur(0)}, // until healed
 	}})
 	time.Sleep(150 * time.Millisecond)

@@ -13,25 +13,29 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
-var partitionKind = &Kind{
+// PartitionParams are a partition's own fields.
+type PartitionParams struct {
+	Nodes []string `yaml:"nodes" json:"nodes,omitempty"` // the links it cuts (empty: every one)
+}
+
+var partitionKind = define(spec[PartitionParams]{
 	Name:    history.Partition,
 	Summary: "cut a client's links to some servers, or a server off from its peers, for a while",
-	Takes:   []string{"for", "nodes"},
 	Colour:  "#8c564b",
-	Check: func(f Fault, v View, bad Report) {
+	Check: func(f Fault, p PartitionParams, v View, bad Report) {
 		t, ok := v.Target(f.Target)
 		if !ok {
 			return
 		}
 		if t.Client {
-			checkClientLinks(f, v, bad)
+			checkClientLinks(p.Nodes, v, bad)
 			return
 		}
 		if len(t.Peers) == 0 {
 			bad("target", "%s has no links to other servers to cut; to cut clients off from it, target a client and list %s in nodes", f.Target, f.Target)
 			return
 		}
-		for _, n := range f.Nodes {
+		for _, n := range p.Nodes {
 			switch {
 			case n == f.Target:
 				bad("nodes", "%s cannot be cut from itself; its peers: %s", n, strings.Join(t.Peers, ", "))
@@ -42,40 +46,36 @@ var partitionKind = &Kind{
 	},
 	Suits:     func(t TargetInfo) bool { return t.Client },
 	SuitsWhom: "clients only: a client is cut from some lock nodes",
-	Draw:      func(f *Fault, r Random, rng *rand.Rand) { f.Nodes = subset(rng, r.Nodes) },
-	Apply: func(n *Nemesis, f Fault, _ bool) {
-		n.linkFault(f, nil, func(net Network) error { return net.Cut(f.Target, f.Nodes) })
+	Draw:      func(r Random, rng *rand.Rand) PartitionParams { return PartitionParams{Nodes: subset(rng, r.Nodes)} },
+	Apply: func(n *Nemesis, f Fault, p PartitionParams, _ bool) {
+		n.linkFault(f, p.Nodes, func(net Network) error { return net.Cut(f.Target, p.Nodes) })
 	},
-	Label:      baseLabel,
+	Label:      func(f history.Fault, p PartitionParams) string { return baseLabel(f) + nodesLabel(p.Nodes) },
 	ServerActs: []string{"cut", "heal"},
-}
+})
 
 // checkClientLinks checks the links a client's partition or delay names.
-func checkClientLinks(f Fault, v View, bad Report) {
+func checkClientLinks(nodes []string, v View, bad Report) {
 	links := v.ClientLinks()
-	for _, node := range f.Nodes {
+	for _, node := range nodes {
 		if !slices.Contains(links, node) {
 			bad("nodes", "no such link %q; this scenario has: %s", node, strings.Join(links, ", "))
 		}
 	}
 }
 
-// linkFault applies a fault to links, keeps it for For (or until the run heals) and heals the
-// links. more adds the kind's own fields to the invoke event.
-func (n *Nemesis) linkFault(f Fault, more func(*history.Event), apply func(Network) error) {
+// linkFault applies a fault to a target's links to nodes, keeps it for For (or until the run
+// heals) and heals the links. Its invoke and completion record the fault's parameters.
+func (n *Nemesis) linkFault(f Fault, nodes []string, apply func(Network) error) {
 	net := n.net()
 	op := n.nextOp()
 	start := n.begin(f, op)
-	start.Nodes = f.Nodes
-	if more != nil {
-		more(&start)
-	}
 	if net == nil {
 		n.failed(start, f, "no network to cut")
 		return
 	}
 	if err := apply(net); err != nil {
-		_ = net.Heal(f.Target, f.Nodes)
+		_ = net.Heal(f.Target, nodes)
 		n.failed(start, f, err.Error())
 		return
 	}
@@ -83,8 +83,8 @@ func (n *Nemesis) linkFault(f Fault, more func(*history.Event), apply func(Netwo
 	n.resumeAtPoint(f)
 	n.hold(f)
 	end := n.end(f, op)
-	end.Nodes = f.Nodes
-	if err := net.Heal(f.Target, f.Nodes); err != nil {
+	end.Params = start.Params
+	if err := net.Heal(f.Target, nodes); err != nil {
 		end.Type, end.Error = history.Info, "heal: "+err.Error()
 	}
 	n.stamp(end)

@@ -10,12 +10,11 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
-var pauseKind = &Kind{
+var pauseKind = define(spec[noParams]{
 	Name:    history.Pause,
 	Summary: "freeze a client or server (SIGSTOP, or the container's freezer) for a while, then let it go on",
-	Takes:   []string{"for"},
 	Colour:  "#f0a30a",
-	Check: func(f Fault, _ View, bad Report) {
+	Check: func(f Fault, _ noParams, _ View, bad Report) {
 		if f.For == 0 {
 			bad("for", "a pause needs a length (e.g. for: 1s)")
 		}
@@ -23,11 +22,10 @@ var pauseKind = &Kind{
 	Suits:      func(TargetInfo) bool { return true },
 	SuitsWhom:  "any client or server",
 	Apply:      (*Nemesis).pause,
-	Label:      baseLabel,
 	ServerActs: []string{"pause", "resume"},
-}
+})
 
-func (n *Nemesis) pause(f Fault, alreadyStopped bool) {
+func (n *Nemesis) pause(f Fault, _ noParams, alreadyStopped bool) {
 	t := n.target(f.Target)
 	op := n.nextOp()
 	start := n.begin(f, op)

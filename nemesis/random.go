@@ -45,9 +45,7 @@ func (r Random) draw(rng *rand.Rand) (Fault, bool) {
 		return Fault{}, false
 	}
 	f := Fault{Kind: kind, Target: targets[rng.IntN(len(targets))], For: dur(between(rng, d(r.MinFor), d(r.MaxFor)))}
-	if k.Draw != nil {
-		k.Draw(&f, r, rng)
-	}
+	k.drawParams(&f, r, rng)
 	return f, true
 }
 
@@ -114,19 +112,18 @@ func CheckRandom(r Random, v View, targets []string, bad Report) {
 	if r.MaxFor < r.MinFor || r.MaxFor == 0 {
 		bad("max_for", "need 0 < min_for <= max_for")
 	}
-	clock, delay := slices.Contains(r.Faults, clockKind.Name), slices.Contains(r.Faults, delayKind.Name)
-	switch {
-	case clock && r.MaxOffset == 0:
-		bad("max_offset", "random clock faults step a clock by up to ±max_offset: give one (e.g. max_offset: 2s)")
-	case !clock && r.MaxOffset != 0:
-		bad("max_offset", "max_offset belongs to packages with clock faults")
+	for _, k := range kinds { // the package's fields a kind's draw reads (max_offset, ...)
+		k.funcs.checkRandom(r, slices.Contains(r.Faults, k.Name), bad)
 	}
-	switch {
-	case delay && r.MaxLatency == 0:
-		bad("max_latency", "random delays hold traffic back by up to max_latency: give one (e.g. max_latency: 500ms)")
-	case !delay && r.MaxLatency != 0:
-		bad("max_latency", "max_latency belongs to packages with delay faults")
+}
+
+// drawParams sets the length and parameters of a fault of kind k a random package drew (its
+// length drawn already): an instant kind has none, the kind draws its parameters.
+func (k *Kind) drawParams(f *Fault, r Random, rng *rand.Rand) {
+	if k.Instant != "" {
+		f.For = 0
 	}
+	f.Params = k.funcs.draw(r, rng)
 }
 
 // between draws uniformly from [lo, hi) (lo when the range is empty).

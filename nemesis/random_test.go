@@ -48,20 +48,27 @@ func TestRandomDrawsSuitEachKindAndStayWithinBounds(t *testing.T) {
 				t.Fatalf("a kill with a length: %+v", f)
 			}
 		case ClockFault:
-			if f.Offset == 0 || f.Offset.D() < -r.MaxOffset.D() || f.Offset.D() > r.MaxOffset.D() {
-				t.Fatalf("clock offset %s outside ±%s (or zero)", f.Offset, r.MaxOffset)
+			p := f.Params.(*ClockParams)
+			if p.Offset == 0 || p.Offset.D() < -r.MaxOffset.D() || p.Offset.D() > r.MaxOffset.D() {
+				t.Fatalf("clock offset %s outside ±%s (or zero)", p.Offset, r.MaxOffset)
 			}
 		case PartitionFault, DelayFault:
-			if len(f.Nodes) == 0 || len(f.Nodes) > len(r.Nodes) {
-				t.Fatalf("nodes %v: want a non-empty subset of %v", f.Nodes, r.Nodes)
+			var nodes []string
+			if p, ok := f.Params.(*DelayParams); ok {
+				nodes = p.Nodes
+				if p.Latency <= 0 || p.Latency > r.MaxLatency {
+					t.Fatalf("latency %s outside (0, %s]", p.Latency, r.MaxLatency)
+				}
+			} else {
+				nodes = f.Params.(*PartitionParams).Nodes
 			}
-			for _, n := range f.Nodes {
+			if len(nodes) == 0 || len(nodes) > len(r.Nodes) {
+				t.Fatalf("nodes %v: want a non-empty subset of %v", nodes, r.Nodes)
+			}
+			for _, n := range nodes {
 				if !slices.Contains(r.Nodes, n) {
 					t.Fatalf("node %s not a lock node", n)
 				}
-			}
-			if f.Kind == DelayFault && (f.Latency <= 0 || f.Latency > r.MaxLatency) {
-				t.Fatalf("latency %s outside (0, %s]", f.Latency, r.MaxLatency)
 			}
 		}
 		if f.Kind != KillFault && (f.For < r.MinFor || f.For > r.MaxFor) {
@@ -76,8 +83,9 @@ func TestRandomDrawsSuitEachKindAndStayWithinBounds(t *testing.T) {
 	// Offsets go both ways.
 	ahead, behind := false, false
 	for _, f := range fs {
-		ahead = ahead || f.Offset > 0 && f.Kind == ClockFault
-		behind = behind || f.Offset < 0
+		if p, ok := f.Params.(*ClockParams); ok {
+			ahead, behind = ahead || p.Offset > 0, behind || p.Offset < 0
+		}
 	}
 	if !ahead || !behind {
 		t.Error("clock steps drawn only one way")
@@ -100,7 +108,7 @@ func TestRandomPauseOnlyDrawsAreUnchanged(t *testing.T) {
 		kind := r.Faults[rng.IntN(1)]
 		target := r.Targets[rng.IntN(2)]
 		length := dur(Between(rng, r.MinFor.D(), r.MaxFor.D()))
-		if f.Kind != kind || f.Target != target || f.For != length || f.Offset != 0 || f.Nodes != nil {
+		if f.Kind != kind || f.Target != target || f.For != length || f.Params != nil {
 			t.Fatalf("draw %+v, want %s %s %s", f, kind, target, length)
 		}
 	}
@@ -110,7 +118,7 @@ func TestStrobeFlipsTheClockAndSetsItBack(t *testing.T) {
 	c := &fakeClock{}
 	rec := &recorder{}
 	n := New(map[string]Target{"n1": c}, rec.record)
-	_ = n.Start(Schedule{Faults: []Fault{{Kind: StrobeFault, Target: "n1", Offset: signed(5 * time.Second), Period: dur(40 * time.Millisecond), For: dur(150 * time.Millisecond)}}})
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: StrobeFault, Target: "n1", Params: StrobeParams{Offset: signed(5 * time.Second), Period: dur(40 * time.Millisecond)}, For: dur(150 * time.Millisecond)}}})
 	time.Sleep(300 * time.Millisecond)
 	n.Heal()
 	got := c.settings()
@@ -119,7 +127,7 @@ func TestStrobeFlipsTheClockAndSetsItBack(t *testing.T) {
 		t.Fatalf("clock settings = %q, want it to start with %q", got, want)
 	}
 	ev := rec.all()
-	if ev[0].F != StrobeFault || ev[0].Offset != int64(5*time.Second) || ev[0].Duration != int64(150*time.Millisecond) {
+	if ev[0].F != StrobeFault || string(ev[0].Params) != `{"offset":5000000000,"period":40000000}` || ev[0].Duration != int64(150*time.Millisecond) {
 		t.Fatalf("first event %+v", ev[0])
 	}
 	var flips, oks int
@@ -140,7 +148,7 @@ func TestStrobeHealedEarlyEndsAtTrueTime(t *testing.T) {
 	c := &fakeClock{}
 	rec := &recorder{}
 	n := New(map[string]Target{"n1": c}, rec.record)
-	_ = n.Start(Schedule{Faults: []Fault{{Kind: StrobeFault, Target: "n1", Offset: signed(-3 * time.Second), Period: dur(time.Hour)}}})
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: StrobeFault, Target: "n1", Params: StrobeParams{Offset: signed(-3 * time.Second), Period: dur(time.Hour)}}}})
 	time.Sleep(50 * time.Millisecond)
 	n.Heal()
 	if got := c.settings(); got != "-3s@1 0s@1 0s@1" { // the strobe's own reset, then Heal's

@@ -9,18 +9,24 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/yamltime"
 )
 
 // minStrobePeriod: libfaketime re-reads a node's clock file at most once a second (package
 // providers/faketime), so a faster strobe would skip flips.
 const minStrobePeriod = time.Second
 
-var strobeKind = &Kind{
+// StrobeParams are a strobe's own fields.
+type StrobeParams struct {
+	Offset yamltime.Signed   `yaml:"offset" json:"offset,omitempty"` // the clock flips between true time and true time + Offset...
+	Period yamltime.Duration `yaml:"period" json:"period,omitempty"` // ...staying this long at each
+}
+
+var strobeKind = define(spec[StrobeParams]{
 	Name:    history.Strobe,
 	Summary: "flip a server's clock between true time and offset every period, for a while",
-	Takes:   []string{"for", "offset", "period"},
 	Colour:  "#bcbd22",
-	Check: func(f Fault, v View, bad Report) {
+	Check: func(f Fault, p StrobeParams, v View, bad Report) {
 		if t, ok := v.Target(f.Target); ok {
 			switch {
 			case t.Client:
@@ -32,37 +38,36 @@ var strobeKind = &Kind{
 			}
 		}
 		switch {
-		case f.Period == 0:
+		case p.Period == 0:
 			bad("period", "a strobe needs a period (e.g. period: 1s)")
-		case d(f.Period) < minStrobePeriod:
+		case d(p.Period) < minStrobePeriod:
 			bad("period", "%s is below %s: libfaketime re-reads a node's clock at most once a second, so faster flips would be missed",
-				d(f.Period), minStrobePeriod)
+				d(p.Period), minStrobePeriod)
 		}
-		if f.Offset == 0 {
+		if p.Offset == 0 {
 			bad("offset", "a strobe needs an offset to flip to (e.g. offset: 5s)")
 		}
 	},
 	Apply:      (*Nemesis).strobe,
 	ServerActs: []string{"clock"},
-	Label: func(f history.Fault) string {
-		return f.Kind + " " + f.Target + " ±" + time.Duration(f.Offset).String()
+	Label: func(f history.Fault, p StrobeParams) string {
+		return f.Kind + " " + f.Target + " ±" + p.Offset.String()
 	},
-}
+})
 
-func (n *Nemesis) strobe(f Fault, _ bool) {
+func (n *Nemesis) strobe(f Fault, p StrobeParams, _ bool) {
 	setter, _ := n.target(f.Target).(ClockSetter)
 	op := n.nextOp()
 	start := n.begin(f, op)
-	start.Offset = int64(f.Offset.D())
 	if setter == nil {
 		n.failed(start, f, "target has no clock to set")
 		return
 	}
-	if f.Period <= 0 {
+	if p.Period <= 0 {
 		n.failed(start, f, "a strobe needs a period")
 		return
 	}
-	if err := setter.SetClock(f.Offset.D(), 1); err != nil {
+	if err := setter.SetClock(p.Offset.D(), 1); err != nil {
 		n.failed(start, f, err.Error())
 		return
 	}
@@ -76,22 +81,22 @@ func (n *Nemesis) strobe(f Fault, _ bool) {
 		defer t.Stop()
 		end = t.C
 	}
-	tick := time.NewTicker(d(f.Period))
+	tick := time.NewTicker(d(p.Period))
 	defer tick.Stop()
 	ahead := true
 	done := n.end(f, op)
-	done.Rate = 1
+	done.Params = recorded(trueClock)
 loop:
 	for {
 		select {
 		case <-tick.C:
 			ahead = !ahead
-			offset := time.Duration(0)
+			set := trueClock
 			if ahead {
-				offset = f.Offset.D()
+				set.Offset = p.Offset
 			}
-			flip := history.Event{Process: history.Nemesis, Type: history.Note, F: f.Kind, Op: op, Target: f.Target, Offset: int64(offset), Rate: 1}
-			if err := setter.SetClock(offset, 1); err != nil {
+			flip := history.Event{Process: history.Nemesis, Type: history.Note, F: f.Kind, Op: op, Target: f.Target, Params: recorded(set)}
+			if err := setter.SetClock(set.Offset.D(), 1); err != nil {
 				flip.Error = err.Error()
 			}
 			n.stamp(flip)

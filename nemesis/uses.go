@@ -3,9 +3,10 @@ package nemesis
 import "sort"
 
 // Use is one thing a schedule may ask of a server target: Act (a Kind.ServerActs name) on
-// Target, for a fault of kind Fault.
+// Target, for a fault of kind Fault. Need is set when Act is the kind's own action (Kind.Needs).
 type Use struct {
 	Target, Act, Fault string
+	Need               *Capability
 }
 
 // ServerUses lists, without repeats, what the schedule may ask of server targets (every target
@@ -20,7 +21,11 @@ func (s Schedule) ServerUses(isClient func(target string) bool) []Use {
 			return
 		}
 		for _, act := range k.ServerActs {
-			seen[Use{Target: target, Act: act, Fault: k.Name}] = true
+			u := Use{Target: target, Act: act, Fault: k.Name}
+			if k.Needs != nil && k.Needs.Name == act {
+				u.Need = k.Needs
+			}
+			seen[u] = true
 		}
 	}
 	for _, f := range s.Faults {

@@ -138,6 +138,14 @@ type Refuser interface {
 	Refuses(target, action string) error
 }
 
+// Sampler is implemented by a provider whose nodes are all of one type: Sample returns one that is
+// never started (a nil pointer of that type will do). A fault kind with a server action of its
+// own (nemesis.Capability: an optional interface a node may implement) asks it, before anything
+// starts, whether this provider's nodes can do it.
+type Sampler interface {
+	Sample() Node
+}
+
 // Lasting is implemented by a provider whose servers outlive the run (a cluster the user runs):
 // what the run writes there is kept under a per-run key and removed at the end.
 type Lasting interface {

@@ -167,9 +167,6 @@ func faultTip(r *run, f checker.Fault) string {
 	if f.Point != "" {
 		s += "\ntriggered at program point " + f.Point
 	}
-	if f.Kind == history.Clock && f.Rate != 0 && f.Rate != 1 {
-		s += fmt.Sprintf("\nclock rate %g", f.Rate)
-	}
 	if f.Open {
 		s += "\nnot healed before the run ended"
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -65,20 +66,29 @@ func Parse(path string, src []byte) (*Scenario, error) {
 		return nil, yamlErrors(path, idx, err)
 	}
 	s.Path, s.Source = path, src
-	errs := s.resolveLock(&root)
+	errs, decoded := s.decodeFaultParams()
+	if !decoded { // a value of the wrong type, as yaml reports above: nothing worth checking yet
+		return nil, placed(path, idx, errs)
+	}
+	errs = append(errs, s.resolveLock(&root)...)
 	s.applyDefaults()
 	errs = append(errs, s.resolveTTLs()...)
 	errs = append(errs, s.resolveClientLocks()...)
 	if errs = append(errs, s.validate()...); len(errs) > 0 {
-		for _, e := range errs {
-			if e.File == "" { // not already placed in a design file
-				e.File = path
-				e.Line = idx.Line(e.Field)
-			}
-		}
-		return nil, joinErrors(errs)
+		return nil, placed(path, idx, errs)
 	}
 	return &s, nil
+}
+
+// placed places errors not already placed (in a design file) at their field's line of path.
+func placed(path string, idx yamlpos.Index, errs []*Error) error {
+	for _, e := range errs {
+		if e.File == "" {
+			e.File = path
+			e.Line = idx.Line(e.Field)
+		}
+	}
+	return joinErrors(errs)
 }
 
 var lineRE = regexp.MustCompile(`^line (\d+): (.*)$`)
@@ -118,6 +128,29 @@ func joinErrors(errs []*Error) error {
 		out[i] = e
 	}
 	return errors.Join(out...)
+}
+
+// decodeFaultParams has each planned fault's kind decode the entry's other fields, its own
+// parameters (before TTLs are resolved: a kind's durations may be written in TTLs too). decoded
+// is false when a value could not be decoded.
+func (s *Scenario) decodeFaultParams() (errs []*Error, decoded bool) {
+	decoded = true
+	for i := range s.Nemesis {
+		e := &s.Nemesis[i]
+		p := fmt.Sprintf("nemesis[%d]", i)
+		bad := func(field, format string, a ...any) {
+			errs = append(errs, &Error{Field: p + "." + field, Msg: fmt.Sprintf(format, a...)})
+		}
+		if e.Random != nil {
+			for _, key := range slices.Sorted(maps.Keys(e.Own)) {
+				bad(key, "unknown field %s; a random package's fields go under random:", key)
+			}
+		} else if !nemesis.DecodeParams(&e.Fault, e.Own, bad) {
+			decoded = false
+		}
+		e.Own = nil
+	}
+	return errs, decoded
 }
 
 func (s *Scenario) applyDefaults() {

@@ -89,6 +89,23 @@ func TestImpossibleSchedulesAreRefusedNamingTheLine(t *testing.T) {
 		{"random strobe", "set-nx-px", 1,
 			"  - random: {faults: [strobe], targets: [n1], interval: 1s, min_for: 100ms, max_for: 1s}\n",
 			[]string{"nemesis[0].random.faults:", `got "strobe"`}},
+		// A fault kind decodes its own fields: errors name the field and the line, an unknown one
+		// lists what the kind takes.
+		{"misspelt parameter", "set-nx-px", 1,
+			"  - fault: delay\n    target: client-1\n    at: 1s\n    latncy: 1s\n",
+			[]string{"x.yaml:11: nemesis[0].latncy: unknown field latncy; a delay fault takes: fault, target, at, point, occurrence, for, nodes, latency, jitter"}},
+		{"parameter of the wrong type", "set-nx-px", 1,
+			"  - {fault: clock, target: client-1, at: 1s, rate: fast}\n",
+			[]string{"x.yaml:8: nemesis[0].rate: cannot unmarshal !!str `fast` into float64"}},
+		{"parameter that is not a duration", "set-nx-px", 1,
+			"  - fault: clock\n    target: client-1\n    at: 1s\n    offset: soon\n",
+			[]string{"x.yaml:11: nemesis[0].offset:", `"soon" is not a duration`}},
+		{"misspelt kind field", "set-nx-px", 1,
+			"  - {fualt: pause, target: client-1, at: 1s, for: 1s}\n",
+			[]string{"x.yaml:8: nemesis[0].fualt: unknown field fualt; a fault takes fault, target, at, point, occurrence, for"}},
+		{"a fault's field on a random package", "set-nx-px", 1,
+			"  - random: {faults: [pause], targets: [client-1], interval: 1s, min_for: 100ms, max_for: 1s}\n    offset: 1s\n",
+			[]string{"x.yaml:9: nemesis[0].offset: unknown field offset; a random package's fields go under random:"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -89,6 +89,9 @@ type Workload struct {
 type Entry struct {
 	nemesis.Fault `yaml:",inline"`
 	Random        *nemesis.Random `yaml:"random"`
+	// Own holds, while the file is decoded, the entry's other fields: its fault kind's own
+	// parameters, which the kind decodes into Fault.Params (nemesis.DecodeParams).
+	Own map[string]yaml.Node `yaml:",inline"`
 }
 
 // ClockSetting is a client clock's start: offset from real time and rate (1 = true speed).

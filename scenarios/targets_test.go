@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockcheck/lockcheck/nemesis"
 )
 
 // Targets that follow the lock's state, and durations in TTLs, as scenario files write them.
@@ -12,7 +14,8 @@ func TestStateTargetsAndTTLDurationsLoad(t *testing.T) {
 		"  - {fault: pause, target: holder, at: 1s, for: 4ttl}\n"+
 			"  - {fault: pause, target: overtaken, point: after-acquire, for: 1.5ttl}\n"+
 			"  - {fault: partition, target: waiter, at: 2s, for: 0.5ttl}\n"+
-			"  - random: {faults: [pause], targets: [holder, waiter], interval: 1ttl, min_for: 0.5ttl, max_for: 3ttl}\n")))
+			"  - random: {faults: [pause], targets: [holder, waiter], interval: 1ttl, min_for: 0.5ttl, max_for: 3ttl}\n"+
+			"  - {fault: delay, target: client-1, at: 1s, for: 2ttl, latency: 0.75ttl, jitter: 0.01ttl}\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,6 +31,10 @@ func TestStateTargetsAndTTLDurationsLoad(t *testing.T) {
 	r := s.Nemesis[3].Random
 	if r.Interval.D() != time.Second || r.MinFor.D() != 500*time.Millisecond || r.MaxFor.D() != 3*time.Second {
 		t.Errorf("random package not resolved: %+v", r)
+	}
+	// A kind's own durations too.
+	if p := s.Nemesis[4].Params.(*nemesis.DelayParams); p.Latency.D() != 750*time.Millisecond || p.Jitter.D() != 10*time.Millisecond {
+		t.Errorf("the delay's own durations not resolved: %+v", p)
 	}
 	if got := s.Schedule().EveryPass(); len(got) != 1 || got[0] != "after-acquire" {
 		t.Errorf("EveryPass = %v, want [after-acquire]", got)

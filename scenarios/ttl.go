@@ -57,6 +57,13 @@ func eachDuration(v reflect.Value, path string, fn func(string, *yamltime.Durati
 		if !v.IsNil() {
 			eachDuration(v.Elem(), path, fn)
 		}
+	case reflect.Interface: // a value held in one is not addressable: copy, resolve, store back
+		if !v.IsNil() {
+			elem := reflect.New(v.Elem().Type()).Elem()
+			elem.Set(v.Elem())
+			eachDuration(elem, path, fn)
+			v.Set(elem)
+		}
 	case reflect.Slice:
 		if v.Type().Elem().Kind() == reflect.Uint8 { // the file's text
 			return
@@ -78,12 +85,14 @@ func eachDuration(v reflect.Value, path string, fn func(string, *yamltime.Durati
 			sf := t.Field(i)
 			tag := sf.Tag.Get("yaml")
 			name, opts, _ := strings.Cut(tag, ",")
-			if !sf.IsExported() || name == "-" || sf.Type == reflect.TypeOf(yaml.Node{}) {
+			// A field yaml leaves out is skipped, but for an interface: it holds what was decoded
+			// from the fields beside it (a fault kind's parameters, nemesis.Fault.Params).
+			if !sf.IsExported() || (name == "-" && sf.Type.Kind() != reflect.Interface) || sf.Type == reflect.TypeOf(yaml.Node{}) {
 				continue
 			}
 			p := path
 			switch {
-			case strings.Contains(opts, "inline"):
+			case strings.Contains(opts, "inline") || sf.Type.Kind() == reflect.Interface:
 			case name != "":
 				p = join(path, name)
 			default:

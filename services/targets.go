@@ -82,6 +82,10 @@ func (r *Role) SetClock(offset time.Duration, rate float64) error {
 	return r.with(!reset, func(n providers.Node) error { return n.SetClock(offset, rate) })
 }
 
+// StandsFor is the node the role stands for now, found afresh (a fault starts): what a fault
+// kind's own server action is looked for on (nemesis.StandsFor).
+func (r *Role) StandsFor() (any, error) { return r.node(true) }
+
 // Restarting is a node whose restart does more than the provider's: it rejoins its topology or
 // waits until it serves.
 type Restarting struct {
@@ -97,9 +101,14 @@ func NewRestarting(n providers.Node, restart func(context.Context, providers.Nod
 // Restart restarts the node the service's way.
 func (r Restarting) Restart(ctx context.Context) error { return r.restart(ctx, r.Node) }
 
+// StandsFor is the node (nemesis.StandsFor).
+func (r Restarting) StandsFor() (any, error) { return r.Node, nil }
+
 var (
 	_ nemesis.Target      = (*Role)(nil)
 	_ nemesis.Restarter   = (*Role)(nil)
 	_ nemesis.ClockSetter = (*Role)(nil)
 	_ nemesis.Target      = Restarting{}
+	_ nemesis.StandsFor   = (*Role)(nil)
+	_ nemesis.StandsFor   = Restarting{}
 )

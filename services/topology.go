@@ -107,16 +107,19 @@ func Start(ctx context.Context, plan *Plan, o Options) (*Topology, error) {
 	return t, nil
 }
 
-// refused asks a provider that cannot do every fault whether it can do uses, and joins its reasons.
+// refused asks a provider that cannot do every fault whether it can do uses, and whether its
+// nodes have the server actions of a kind's own (nemesis.Capability), and joins its reasons.
 func refused(p providers.Provider, uses []nemesis.Use) error {
-	r, ok := p.(providers.Refuser)
-	if !ok {
-		return nil
-	}
+	r, _ := p.(providers.Refuser)
+	s, _ := p.(providers.Sampler)
 	var errs []error
 	for _, u := range uses {
-		if err := r.Refuses(u.Target, u.Act); err != nil {
-			errs = append(errs, fmt.Errorf("%s on %s (%s): %w", u.Fault, u.Target, u.Act, err))
+		if u.Need != nil && s != nil && !u.Need.Has(s.Sample()) {
+			errs = append(errs, fmt.Errorf("%s on %s (%s): its nodes have no %q action", u.Fault, u.Target, u.Act, u.Act))
+		} else if r != nil {
+			if err := r.Refuses(u.Target, u.Act); err != nil {
+				errs = append(errs, fmt.Errorf("%s on %s (%s): %w", u.Fault, u.Target, u.Act, err))
+			}
 		}
 	}
 	if len(errs) > 0 {

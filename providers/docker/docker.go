@@ -110,6 +110,9 @@ func (nopLogger) Debug(string, ...any) {}
 // Name is "docker".
 func (p *Provider) Name() string { return Name }
 
+// Sample is a node of the type this provider starts (providers.Sampler).
+func (p *Provider) Sample() providers.Node { return (*node)(nil) }
+
 // Run is the run's id, found in the labels and names of its containers and network.
 func (p *Provider) Run() string { return p.run }
 

@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -79,12 +80,18 @@ func (nopLogger) Debug(string, ...any) {}
 // Name is "external".
 func (p *Provider) Name() string { return Name }
 
+// Sample is a node of the type this provider starts (providers.Sampler).
+func (p *Provider) Sample() providers.Node { return (*node)(nil) }
+
 // Lasting: the user's cluster outlives the run.
 func (p *Provider) Lasting() bool { return true }
 
 // Refuses says why action cannot be done to target: no hook for it. A role (a target that is no
 // node of the file, such as leader or primary) may be any node, so every node needs the hook.
 func (p *Provider) Refuses(target, action string) error {
+	if !slices.Contains(Actions, action) {
+		return fmt.Errorf("an endpoints file gives hooks for %s, not %s", strings.Join(Actions, ", "), action)
+	}
 	nodes := []string{target}
 	if _, ok := p.eps.Nodes[target]; !ok {
 		nodes = p.eps.Names()
@@ -198,6 +205,9 @@ func (n *node) Advertised(port string) string {
 }
 
 func (n *node) Dir() string { return n.dir }
+
+// Act runs the hook of a fault kind's own action (nemesis.Actor).
+func (n *node) Act(action string) error { return n.hook(action, nil) }
 
 func (n *node) Pause() error  { return n.hook("pause", nil) }
 func (n *node) Resume() error { return n.hook("resume", nil) }

@@ -54,6 +54,9 @@ func New(o providers.Options) (providers.Provider, error) {
 // Name is "local".
 func (p *Provider) Name() string { return Name }
 
+// Sample is a node of the type this provider starts (providers.Sampler).
+func (p *Provider) Sample() providers.Node { return (*node)(nil) }
+
 type nopLogger struct{}
 
 func (nopLogger) Debug(string, ...any) {}
