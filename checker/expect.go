@@ -41,6 +41,9 @@ type LivenessExpect struct {
 
 	// min_unavailable, max_unavailable (fairness_expect.go)
 	UnavailableExpect `yaml:",inline"`
+	// starved_after, max_starved_clients, min_starved_clients, max_passed_over, max_refused_share,
+	// min_refused_share (liveness_expect.go)
+	ClientsExpect `yaml:",inline"`
 }
 
 // Mismatch is one expectation the verdict did not meet.
@@ -81,6 +84,7 @@ func (e Expect) Validate() error {
 		errs = append(errs, fmt.Errorf("expect.liveness.min_acquisitions: %d is negative", *l.MinAcquisitions))
 	}
 	errs = append(errs, e.validateFairness()...)
+	errs = append(errs, e.validateClients()...)
 	errs = append(errs, e.validateCollateral()...)
 	return errors.Join(errs...)
 }
@@ -156,6 +160,7 @@ func (e Expect) Match(v Verdict) []Mismatch {
 			miss("liveness.min_acquisitions", strconv.Itoa(*l.MinAcquisitions), strconv.Itoa(v.Liveness.Acquisitions))
 		}
 	}
+	out = append(out, e.matchClients(v)...)
 	out = append(out, e.matchFairness(v)...)
 	return append(out, e.matchCollateral(v)...)
 }
