@@ -231,6 +231,20 @@ func TestRefusalsUnderUncertaintyAreNeitherStaleNorRightful(t *testing.T) {
 		t.Errorf("table:\n%s", table.String())
 	}
 
+	// expect.registers.R.max_stale_rejections: 0 holds for the restart case, and would not if the
+	// uncertain refusals were called stale.
+	e := Expect{Registers: map[string]RegisterExpect{"fenced-rw": {MaxStaleRejections: ptr(0)}}}
+	if m := e.Match(v); len(m) != 0 {
+		t.Errorf("max_stale_rejections 0 on the restart case: %v", m)
+	}
+	stale := newHistory().start(0).
+		acquireToken("client-1", 0, 1, 1).read("client-1", 1, 2, 3, accepted("fenced-rw", 0)).pause("client-1", 4, 60).
+		acquireToken("client-2", 5, 20, 2).increment("client-2", 1, 21, accepted("fenced-rw", 0)).release("client-2", 30, 31).
+		write("client-1", 1, 61, 62, rejected("fenced-rw", 1)).final(70, map[string]int64{"fenced-rw": 1}).end(70)
+	if m := e.Match(Check(stale.build(), Options{})); len(m) != 1 || m[0].Field != "registers.fenced-rw.max_stale_rejections" {
+		t.Errorf("max_stale_rejections 0 on a stale holder's refused write: %v", m)
+	}
+
 	v = run(false)
 	if c := v.Collateral; c.LegitRejections != 2 || c.UncertainRejections != 0 || Judge(v).Outcome != Damaged ||
 		!strings.Contains(v.Summary, "rejected 1 rightful access") || !strings.Contains(v.Summary, "collateral damage: 2 rightful accesses refused") {

@@ -30,6 +30,9 @@ type RegisterExpect struct {
 	Linearizable *bool `yaml:"linearizable" json:"linearizable,omitempty"`
 	LostUpdates  *bool `yaml:"lost_updates" json:"lost_updates,omitempty"`
 	Applicable   *bool `yaml:"applicable" json:"applicable,omitempty"`
+	// MaxStaleRejections bounds the accesses fencing refused to stale holders (clients the lock
+	// had moved on from: RegisterVerdict.StaleRejected), not those of rightful or uncertain ones.
+	MaxStaleRejections *int `yaml:"max_stale_rejections" json:"max_stale_rejections,omitempty"`
 }
 
 // LivenessExpect is what the lock's availability must show.
@@ -72,6 +75,9 @@ func (e Expect) Validate() error {
 		r := e.Registers[name]
 		if name == "" {
 			errs = append(errs, errors.New("expect.registers: a register has an empty name"))
+		}
+		if r.MaxStaleRejections != nil && *r.MaxStaleRejections < 0 {
+			errs = append(errs, fmt.Errorf("expect.registers.%s.max_stale_rejections: %d is negative", name, *r.MaxStaleRejections))
 		}
 		if r.Applicable != nil && !*r.Applicable && (r.Linearizable != nil || r.LostUpdates != nil) {
 			errs = append(errs, fmt.Errorf("expect.registers.%s: linearizable and lost_updates cannot be checked on a register expected not applicable", name))
@@ -136,6 +142,10 @@ func (e Expect) Match(v Verdict) []Mismatch {
 		}
 		if want.Linearizable != nil && got.Linearizable != yesNo(*want.Linearizable) {
 			miss(field+"linearizable", yesNo(*want.Linearizable), got.Linearizable)
+		}
+		if n := want.MaxStaleRejections; n != nil && got.StaleRejected() > *n {
+			miss(field+"max_stale_rejections", strconv.Itoa(*n), fmt.Sprintf("%d (of %d refused: %d rightful, %d uncertain)",
+				got.StaleRejected(), got.Rejected(), got.LegitRejected, got.UncertainRejected))
 		}
 		if want.LostUpdates != nil {
 			switch {
