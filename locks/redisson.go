@@ -57,7 +57,7 @@ func init() {
 		},
 		Scenarios: []string{"no-faults-redisson", "fairness-redisson", "paused-waiter-redisson", "short-pause-redisson", "starved-lost-release-redisson",
 			"debate/k2-redisson", "debate/k3-redisson"},
-		New:       func(env Env) (Lock, error) { return newHashLock(env, false), nil },
+		New: func(env Env) (Lock, error) { return newHashLock(env, false), nil },
 	})
 }
 
