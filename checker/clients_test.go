@@ -132,6 +132,16 @@ func TestBarelyServedLock(t *testing.T) {
 	if v := Check(busy, Options{}); v.Liveness.BarelyServed || v.Liveness.RefusedShare > 0.1 {
 		t.Errorf("busy lock: refused share %.2f, barely served %v", v.Liveness.RefusedShare, v.Liveness.BarelyServed)
 	}
+	// Slow hand-overs are not refusals: the lock lies free 300 ms between holds of 200 ms while
+	// the other client asks, 60% of the run, but never for longer than half a second.
+	slow := newHistory().start(0)
+	for t0 := 10.0; t0+500 < 6000; t0 += 1000 {
+		slow.acquire("client-1", t0-300, t0).release("client-1", t0+200, t0+201).
+			acquire("client-2", t0+200, t0+500).release("client-2", t0+700, t0+701)
+	}
+	if v := Check(slow.end(6000).build(), Options{}); v.Liveness.BarelyServed || v.Liveness.RefusedShare > 0 {
+		t.Errorf("slow hand-overs: refused share %.2f, want 0", v.Liveness.RefusedShare)
+	}
 	// A lock node down for most of the run refuses rightly: that time is left out.
 	down := newHistory().start(0).
 		acquireFails("client-1", 0, 5500, 100).acquireFails("client-2", 5, 5500, 100).crashNode("n1", 100, 5500).

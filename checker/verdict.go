@@ -138,9 +138,10 @@ type Liveness struct {
 	Clients      []ClientLiveness `json:"clients,omitempty"`
 	StarvedAfter time.Duration    `json:"starved_after_ns"`
 	StarvedBy    int              `json:"starved_by"`
-	// Refused is the time in which someone asked for the lock and nobody held it, from the first
-	// acquire to the end of the run, outside faults on servers; RefusedShare its share of that
-	// stretch. BarelyServed: the share is above RefusedLimit (the lock hardly ever served).
+	// Refused is the time in which someone asked for the lock and nobody held it, in stretches
+	// longer than half a second (shorter ones may be hand-overs), from the first acquire to the
+	// end of the run, outside faults on servers; RefusedShare its share of that time.
+	// BarelyServed: the share is above RefusedLimit (the lock hardly ever served).
 	Refused      time.Duration `json:"refused_ns"`
 	RefusedShare float64       `json:"refused_share"`
 	RefusedLimit float64       `json:"refused_limit"`

@@ -81,10 +81,10 @@ func clientSentences(l Liveness) []string {
 				bound, w.Client, Human(p.Length), Seconds(p.Offset), plural(p.By, "time")))
 		}
 	}
-	s := fmt.Sprintf("Askers were refused %.0f%% of the run (%s in which someone asked and nobody held the lock, faults on servers left out)",
+	s := fmt.Sprintf("Askers were refused %.0f%% of the run (%s in which someone asked and nobody held the lock, in stretches over half a second, faults on servers left out)",
 		100*l.RefusedShare, Human(l.Refused))
 	if l.BarelyServed {
-		s = fmt.Sprintf("The lock barely served: askers were refused %.0f%% of the run, more than the %.0f%% allowed (%s in which someone asked and nobody held the lock, faults on servers left out)",
+		s = fmt.Sprintf("The lock barely served: askers were refused %.0f%% of the run, more than the %.0f%% allowed (%s in which someone asked and nobody held the lock, in stretches over half a second, faults on servers left out)",
 			100*l.RefusedShare, 100*l.RefusedLimit, Human(l.Refused))
 	}
 	return append(out, s+".")

@@ -93,11 +93,12 @@ func registerMutants() {
 			l.acquireScript, l.releaseScript = fairAcquireAnyWaiter, fairReleaseWakeAll
 			return l, nil
 		})
-	registerMutant("mutant-set-nx-px-short-px", "set-nx-px",
-		"the key expires after a tenth of the lease the client believes it holds (PX = TTL/10, a unit slip)",
+	registerMutant("mutant-getset-short-expiry", "getset",
+		"the expiry time written is a tenth of the lease the client works with (a unit slip): others take over every hold that lasts longer",
 		func(env Env) (Lock, error) {
 			env.TTL /= 10
-			return newSetNxPx(env), nil
+			d, _ := Get("getset")
+			return d.New(env)
 		})
 	registerMutant("mutant-mysql-get-lock-unchecked", "mysql-get-lock",
 		"GET_LOCK's answer is not checked: 0 (timed out, someone else holds it) is taken as held",

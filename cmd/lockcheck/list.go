@@ -32,7 +32,11 @@ func newListCommand() *cobra.Command {
 				"the worker tries again after backoff_min..backoff_max.")
 			if verbose {
 				for _, d := range locks.All() {
-					fmt.Fprintf(out, "\n%s\n  protects against: %s\n  waits: %s\n  fails when:\n", d.Name, d.Protects, d.WaitsBy())
+					fmt.Fprintf(out, "\n%s\n  protects against: %s\n  waits: %s\n", d.Name, d.Protects, d.WaitsBy())
+					if d.Fair {
+						fmt.Fprintln(out, "  promises first come, first served: an unfair overtake makes a run damaged")
+					}
+					fmt.Fprintln(out, "  fails when:")
 					for _, f := range d.FailureModes {
 						fmt.Fprintf(out, "    - %s\n", f)
 					}
