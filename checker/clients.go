@@ -223,4 +223,3 @@ func refused(windows []window, acqs []acquireOp, cover faultCover, b bounds) (ti
 	}
 	return time.Duration(busy), float64(busy) / float64(total)
 }
-
