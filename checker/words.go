@@ -77,7 +77,7 @@ func clientSentences(l Liveness) []string {
 	if len(out) == 0 {
 		if w := l.LongestPassedOver(); w.PassedOver.Length > 0 {
 			p := w.PassedOver
-			out = append(out, fmt.Sprintf("No client was starved (%s): the longest one was passed over was %s's %s from %s, while others got the lock %s.",
+			out = append(out, fmt.Sprintf("No client was starved (%s): the longest stretch any client was passed over was %s's, %s from %s, while others got the lock %s.",
 				bound, w.Client, Human(p.Length), Seconds(p.Offset), plural(p.By, "time")))
 		}
 	}
