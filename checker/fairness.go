@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -82,9 +83,21 @@ type ClientFairness struct {
 // Fair reports whether no acquisition overtook anyone.
 func (f Fairness) Fair() bool { return f.Overtakes == 0 }
 
-// BrokenPromise reports whether a design that promises first come, first served overtook a waiter
-// unfairly (see Fairness.Unfair).
-func (f Fairness) BrokenPromise() bool { return f.Promised && f.Unfair > 0 }
+// BrokenPromise reports whether a design that promises first come, first served broke it: it
+// overtook waiters unfairly (see Fairness.Unfair) often enough (PromiseBroken).
+func (f Fairness) BrokenPromise() bool { return f.Promised && PromiseBroken(f.Unfair, f.Acquisitions) }
+
+// PromiseBroken says whether unfair overtakes in a run of acquisitions break a promise of first
+// come, first served: at least two, and at least one per 1,000 acquisitions. One is within what
+// the history cannot see: it records when a client asked, not when its request joined the line,
+// and on a loaded machine a request can reach the lock a hundred milliseconds and more after it
+// was sent (a lock library in a process of its own, a session reopened after a fault elsewhere);
+// in the shipped matrix, on 2 cores at load 15, that gave single unfair overtakes in two cells of
+// designs that are fair (etcd after a member's restart, kazoo after its holder was killed), while
+// redis-fair's dropped waiters gave 4 to 64 per run.
+func PromiseBroken(unfair, acquisitions int) bool {
+	return unfair >= 2 && unfair*1000 >= acquisitions
+}
 
 // PerThousand is the share of acquisitions that overtook someone, per 1,000 acquisitions.
 func (f Fairness) PerThousand() float64 {
@@ -332,11 +345,19 @@ func fairnessSentence(f Fairness) string {
 // promiseSentence says whether a design that promises first come, first served kept it.
 func promiseSentence(f Fairness) string {
 	excused := f.Overtakes - f.Unfair
-	if f.Unfair == 0 {
+	if !f.BrokenPromise() {
 		s := "The design promises first come, first served, and kept it"
+		var why []string
 		if excused > 0 {
-			s += fmt.Sprintf(" (its %s %s of attempts that may still have been connecting, that a fault touched, or of a read hold by another)",
-				plural(excused, "overtake"), map[bool]string{true: "was", false: "were"}[excused == 1])
+			why = append(why, fmt.Sprintf("%s of attempts that may still have been connecting, that a fault touched, or of a read hold by another",
+				plural(excused, "overtake")))
+		}
+		if f.Unfair > 0 {
+			why = append(why, fmt.Sprintf("%s, which the history alone cannot tell from a request that reached the lock late",
+				plural(f.Unfair, "unfair overtake")))
+		}
+		if len(why) > 0 {
+			s += " (" + strings.Join(why, "; ") + ")"
 		}
 		return s + "."
 	}

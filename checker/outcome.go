@@ -264,7 +264,7 @@ func Short(v Verdict) string {
 	if v.Liveness.Starving() {
 		parts = append(parts, starvedWords(v.Liveness))
 	}
-	if v.Fairness.BrokenPromise() {
+	if v.Fairness.Promised && v.Fairness.Unfair > 0 {
 		parts = append(parts, plural(v.Fairness.Unfair, "unfair overtake"))
 	}
 	if v.Inconclusive != "" {

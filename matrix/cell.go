@@ -81,7 +81,7 @@ func Classify(v checker.Verdict, hasToken bool) Outcome {
 func (o Outcome) damageKinds() string {
 	var kinds []string
 	unfair := 0
-	if o.FairPromised {
+	if o.FairPromised && checker.PromiseBroken(o.Unfair, o.Acquisitions) {
 		unfair = o.Unfair
 	}
 	for _, k := range []struct {
