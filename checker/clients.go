@@ -80,54 +80,74 @@ func luckStreak(n, h int) int {
 // span is a stretch of time [start, end].
 type span struct{ start, end int64 }
 
-// faultCover says when the nemesis acted on each client, and on the servers (anything that is not
-// a client: lock nodes, the resource, a leader).
+// faultCover says when the nemesis acted on each client or on a server (anything that is not a
+// client: lock nodes, the resource, a leader): per client, the stretches in which a fault acted
+// on it or on a server, merged and sorted, so that a question about one moment is a binary search
+// (a soak run asks it for every wait and every overtake).
 type faultCover struct {
-	clients map[string][]span
-	servers []span
+	merged  map[string][]span // by client
+	servers []span            // for a client no fault acted on
 }
 
 func (l *Log) faultCover() faultCover {
-	c := faultCover{clients: map[string][]span{}}
+	byClient := map[string][]span{}
+	var servers []span
 	for id, fs := range l.faultsByTarget() {
 		for _, f := range fs {
 			s := span{f.Start, max(f.End, f.Start)}
 			if id == idEmpty {
-				c.servers = append(c.servers, s)
+				servers = append(servers, s)
 			} else {
-				c.clients[l.str(id)] = append(c.clients[l.str(id)], s)
+				byClient[l.str(id)] = append(byClient[l.str(id)], s)
 			}
 		}
+	}
+	c := faultCover{merged: map[string][]span{}, servers: merge(servers)}
+	for client, ss := range byClient {
+		c.merged[client] = merge(append(ss, servers...))
 	}
 	return c
 }
 
+// merge sorts spans and joins those that overlap or touch.
+func merge(ss []span) []span {
+	ss = append([]span(nil), ss...)
+	sort.Slice(ss, func(i, j int) bool { return ss[i].start < ss[j].start })
+	var out []span
+	for _, s := range ss {
+		if n := len(out); n > 0 && s.start <= out[n-1].end {
+			out[n-1].end = max(out[n-1].end, s.end)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (c faultCover) of(client string) []span {
+	if ss, ok := c.merged[client]; ok {
+		return ss
+	}
+	return c.servers
+}
+
 // touched reports whether a fault acted on client, or on a server, at some moment of [from, to].
 func (c faultCover) touched(client string, from, to int64) bool {
-	for _, ss := range [][]span{c.clients[client], c.servers} {
-		for _, s := range ss {
-			if s.start <= to && s.end >= from {
-				return true
-			}
-		}
-	}
-	return false
+	ss := c.of(client)
+	i := sort.Search(len(ss), func(i int) bool { return ss[i].end >= from })
+	return i < len(ss) && ss[i].start <= to
 }
 
 // free cuts [from, to] into the stretches no fault on client or on a server covers, in order.
 func (c faultCover) free(client string, from, to int64) []span {
-	faults := append(append([]span(nil), c.clients[client]...), c.servers...)
-	sort.Slice(faults, func(i, j int) bool { return faults[i].start < faults[j].start })
+	ss := c.of(client)
 	var out []span
 	at := from
-	for _, f := range faults {
-		if f.end < at || f.start > to {
-			continue
+	for i := sort.Search(len(ss), func(i int) bool { return ss[i].end >= from }); i < len(ss) && ss[i].start <= to; i++ {
+		if ss[i].start > at {
+			out = append(out, span{at, ss[i].start})
 		}
-		if f.start > at {
-			out = append(out, span{at, f.start})
-		}
-		at = max(at, f.end)
+		at = max(at, ss[i].end)
 	}
 	if at < to {
 		out = append(out, span{at, to})
