@@ -61,13 +61,14 @@ func (l *Log) Check(opts Options) Verdict {
 	b := l.bounds()
 	ops := l.clientOps()
 	tl := l.buildTimelines(b.end)
+	unavailable := unavailableWindows(tl, b.end)
 	v := Verdict{
 		RunStart:        b.start,
 		RunLength:       time.Duration(b.end - b.start),
 		Events:          l.events,
 		MutualExclusion: l.mutualExclusion(tl.holds, b.start),
 		Registers:       l.checkRegisters(ops, opts.LinearizabilityTimeout),
-		Liveness:        l.liveness(ops, tl, b, opts.StuckAfter),
+		Liveness:        l.liveness(ops, unavailable, b, opts.StuckAfter),
 	}
 	v.Inconclusive = l.inconclusive(ops, v)
 	acqs, deaths := l.acquireOps(ops)
@@ -76,7 +77,7 @@ func (l *Log) Check(opts Options) Verdict {
 	v.Fairness.Promised = opts.FirstComeFirstServed
 	v.Liveness.Clients, v.Liveness.StarvedBy = clientLiveness(acqs, deaths, cover, b, opts.StarvedAfter)
 	v.Liveness.StarvedAfter, v.Liveness.RefusedLimit = opts.StarvedAfter, opts.RefusedLimit
-	v.Liveness.Refused, v.Liveness.RefusedShare = refused(unavailableWindows(tl, b.end), acqs, cover, b)
+	v.Liveness.Refused, v.Liveness.RefusedShare = refused(unavailable, acqs, cover, b)
 	v.Liveness.BarelyServed = v.Liveness.Acquisitions > 0 && v.Liveness.RefusedShare > opts.RefusedLimit
 	v.Collateral = l.collateral(v.Registers, b.start)
 	v.FaultFree = len(l.nemesis) == 0
