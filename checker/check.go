@@ -9,6 +9,8 @@ import (
 
 const (
 	defaultStuckAfter             = time.Second
+	defaultStarvedAfter           = 3 * time.Second
+	defaultRefusedLimit           = 0.5
 	defaultLinearizabilityTimeout = 10 * time.Second
 )
 
@@ -17,6 +19,15 @@ type Options struct {
 	// StuckAfter: an unavailable window still open at the end of the run and longer than this
 	// means the lock was stuck. Default 1s.
 	StuckAfter time.Duration
+	// StarvedAfter: a client passed over for longer than this (ClientLiveness.PassedOver) is
+	// starved. Default 3s; a scenario's run sets it from the scenario (runner).
+	StarvedAfter time.Duration
+	// RefusedLimit: askers refused for more than this share of the run (Liveness.RefusedShare)
+	// means the lock barely served. Default 0.5.
+	RefusedLimit float64
+	// FirstComeFirstServed: the design promises it (locks.Design.Fair), so unfair overtakes count
+	// against the verdict (Fairness.Unfair, Judge).
+	FirstComeFirstServed bool
 	// LinearizabilityTimeout is porcupine's time budget per register; running out gives
 	// "unknown", never a guess. Default 10s.
 	LinearizabilityTimeout time.Duration
@@ -25,6 +36,12 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.StuckAfter <= 0 {
 		o.StuckAfter = defaultStuckAfter
+	}
+	if o.StarvedAfter <= 0 {
+		o.StarvedAfter = defaultStarvedAfter
+	}
+	if o.RefusedLimit <= 0 {
+		o.RefusedLimit = defaultRefusedLimit
 	}
 	if o.LinearizabilityTimeout <= 0 {
 		o.LinearizabilityTimeout = defaultLinearizabilityTimeout
@@ -44,17 +61,24 @@ func (l *Log) Check(opts Options) Verdict {
 	b := l.bounds()
 	ops := l.clientOps()
 	tl := l.buildTimelines(b.end)
+	unavailable := unavailableWindows(tl, b.end)
 	v := Verdict{
 		RunStart:        b.start,
 		RunLength:       time.Duration(b.end - b.start),
 		Events:          l.events,
 		MutualExclusion: l.mutualExclusion(tl.holds, b.start),
 		Registers:       l.checkRegisters(ops, opts.LinearizabilityTimeout),
-		Liveness:        l.liveness(ops, tl, b, opts.StuckAfter),
+		Liveness:        l.liveness(ops, unavailable, b, opts.StuckAfter),
 	}
 	v.Inconclusive = l.inconclusive(ops, v)
 	acqs, deaths := l.acquireOps(ops)
-	v.Fairness = fairness(acqs, deaths, b)
+	cover := l.faultCover()
+	v.Fairness = fairness(acqs, deaths, cover, b)
+	v.Fairness.Promised = opts.FirstComeFirstServed
+	v.Liveness.Clients, v.Liveness.StarvedBy = clientLiveness(acqs, deaths, cover, b, opts.StarvedAfter)
+	v.Liveness.StarvedAfter, v.Liveness.RefusedLimit = opts.StarvedAfter, opts.RefusedLimit
+	v.Liveness.Refused, v.Liveness.RefusedShare = refused(unavailable, acqs, cover, b)
+	v.Liveness.BarelyServed = v.Liveness.Acquisitions > 0 && v.Liveness.RefusedShare > opts.RefusedLimit
 	v.Collateral = l.collateral(v.Registers, b.start)
 	v.FaultFree = len(l.nemesis) == 0
 	v.Summary = summarize(v)

@@ -40,6 +40,14 @@ type Collateral struct {
 	RejectedByClient   map[string]int `json:"legit_rejections_by_client,omitempty"`
 	FirstFailedRelease *Harm          `json:"first_failed_release,omitempty"`
 	FirstRejection     *Harm          `json:"first_legit_rejection,omitempty"`
+	// UncertainRejections: refused reads and writes of clients that held the lock by every
+	// record but one: a fault acted on them or on a server since they began acquiring (a lock
+	// node restarted during the acquire, say). Whether they still held it rightfully the history
+	// cannot tell (per register in RegisterVerdict.UncertainRejected): reported, never counted as
+	// damage, and never called stale.
+	UncertainRejections int            `json:"uncertain_rejections,omitempty"`
+	UncertainByClient   map[string]int `json:"uncertain_rejections_by_client,omitempty"`
+	FirstUncertain      *Harm          `json:"first_uncertain_rejection,omitempty"`
 	// TokenAnomalies: holds whose fencing token is the same as an earlier hold's (SameToken) or
 	// lower than one (LowerToken); "earlier" is by the acquire's ok. Two read holds of a
 	// read/write lock are never compared. A hold counts once, as SameToken if it is both.
@@ -55,6 +63,8 @@ type Harm struct {
 	Offset   time.Duration `json:"offset_ns"` // from the run's start
 	Register string        `json:"register,omitempty"`
 	Op       string        `json:"op"` // release, rerelease, read or write
+	// Fault, for an uncertain rejection: the fault that touched the holder, as "crash of n1".
+	Fault string `json:"fault,omitempty"`
 }
 
 // TokenAnomaly is one hold whose token does not order it after an earlier hold.
@@ -71,6 +81,15 @@ type TokenAnomaly struct {
 func (c Collateral) Damaged() bool {
 	return c.FailedReleases > 0 || c.LegitRejections > 0 || c.TokenAnomalies > 0
 }
+
+// holderStanding is how far the history shows a client held the lock rightfully.
+type holderStanding int
+
+const (
+	notRightful holderStanding = iota // no holder, or a stale one: the lock moved on
+	rightful                          // by every record
+	uncertain                         // by every record, but a fault acted on it or a server since it began acquiring
+)
 
 // tenure is one client's current belief of holding the lock (acquired, not released, not lost,
 // alive), as the collateral checks follow it.
@@ -96,25 +115,29 @@ func (l *Log) collateral(regs map[string]RegisterVerdict, runStart int64) Collat
 	idRerelease := l.lookup(history.Rerelease) // 0 when the history has none
 	isRelease := func(f int32) bool { return f == idRelease || (idRerelease != idEmpty && f == idRerelease) }
 
-	legit := func(p int32, t int64) bool {
+	// standing says whether p held the lock rightfully at t by every record (rightful), by every
+	// record but a fault that acted on it or a server since it began acquiring (uncertain, with
+	// the fault), or not (a stale holder, or no holder).
+	standing := func(p int32, t int64) (holderStanding, *Fault) {
 		if !holding[p] {
-			return false
+			return notRightful, nil
 		}
 		h := held[p]
 		for _, q := range acquired {
 			if q != p && lastOK[q] > h.acquired && lastOK[q] <= t {
-				return false
+				return notRightful, nil
 			}
 		}
 		for _, target := range []int32{p, idEmpty} { // its own faults, and the servers' (idEmpty)
-			for _, f := range faults[target] {
+			for i, f := range faults[target] {
 				if f.Start <= t && f.End >= h.invoked {
-					return false
+					return uncertain, &faults[target][i]
 				}
 			}
 		}
-		return true
+		return rightful, nil
 	}
+	legit := func(p int32, t int64) bool { st, _ := standing(p, t); return st == rightful }
 	harm := func(first **Harm, p int32, t int64, op, register string) {
 		if *first == nil {
 			*first = &Harm{Client: l.str(p), Offset: time.Duration(t - runStart), Op: op, Register: register}
@@ -170,15 +193,30 @@ func (l *Log) collateral(regs map[string]RegisterVerdict, runStart int64) Collat
 			delete(pendingRelease, key)
 		case (r.f == idRead || r.f == idWrite) && r.typ != tInvoke:
 			for _, v := range l.registersOf(r) {
-				if v.status != sRejected || !legit(p, r.t) {
+				if v.status != sRejected {
 					continue
 				}
+				st, fault := standing(p, r.t)
 				name := l.regNames[v.name]
-				c.LegitRejections++
-				c.RejectedByClient = inc(c.RejectedByClient, l.str(p))
-				harm(&c.FirstRejection, p, r.t, l.str(r.f), name)
-				if rv, ok := regs[name]; ok {
+				rv, ok := regs[name]
+				switch st {
+				case rightful:
+					c.LegitRejections++
+					c.RejectedByClient = inc(c.RejectedByClient, l.str(p))
+					harm(&c.FirstRejection, p, r.t, l.str(r.f), name)
 					rv.LegitRejected++
+				case uncertain:
+					c.UncertainRejections++
+					c.UncertainByClient = inc(c.UncertainByClient, l.str(p))
+					if c.FirstUncertain == nil {
+						harm(&c.FirstUncertain, p, r.t, l.str(r.f), name)
+						c.FirstUncertain.Fault = fault.Kind + " of " + fault.Target
+					}
+					rv.UncertainRejected++
+				default:
+					continue
+				}
+				if ok {
 					regs[name] = rv
 				}
 			}

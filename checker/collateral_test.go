@@ -184,3 +184,70 @@ func TestCollateralInTableSummaryAndJSON(t *testing.T) {
 		t.Errorf("no damage, yet the table has a collateral section:\n%s", out.String())
 	}
 }
+
+// After a lock node's crash-restart, a client whose acquire overlapped the restart holds the lock
+// alone with a token from the restarted counter, and fencing refuses it (the register saw higher
+// tokens before). It is neither stale (nobody took the lock after it) nor certainly rightful (the
+// fault may have ended a hold the history cannot see): uncertain, in the registers' lines and in
+// the collateral line alike, and not damage. Without the restart the same refusal is collateral
+// damage to a rightful holder.
+func TestRefusalsUnderUncertaintyAreNeitherStaleNorRightful(t *testing.T) {
+	run := func(restart bool) Verdict {
+		b := newHistory().start(0).
+			acquireToken("client-1", 0, 1, 5).increment("client-1", 1, 2, accepted("fenced-rw", 0), accepted("fenced-write", 0)).
+			release("client-1", 10, 11)
+		if restart {
+			b.crashNode("n1", 14, 16)
+		}
+		b.acquireToken("client-2", 12, 20, 1).
+			read("client-2", 1, 21, 22, rejected("fenced-rw", 1), rejected("fenced-write", 1)).release("client-2", 30, 31).
+			final(40, map[string]int64{"fenced-rw": 1, "fenced-write": 1}).end(40)
+		return Check(b.build(), Options{})
+	}
+	v := run(true)
+	c := v.Collateral
+	for _, reg := range []string{"fenced-rw", "fenced-write"} {
+		if r := v.Registers[reg]; r.UncertainRejected != 1 || r.StaleRejected() != 0 || r.LegitRejected != 0 {
+			t.Errorf("%s: %+v, want 1 uncertain rejection, none stale or rightful", reg, r)
+		}
+	}
+	if c.UncertainRejections != 2 || c.LegitRejections != 0 || c.FirstUncertain == nil || c.FirstUncertain.Fault != "crash of n1" {
+		t.Errorf("collateral %+v (first %+v), want 2 uncertain rejections after a crash of n1", c, c.FirstUncertain)
+	}
+	if strings.Contains(v.Summary, "stale") || strings.Contains(v.Summary, "rightful") || !strings.Contains(v.Summary, "1 uncertain access") {
+		t.Errorf("summary %q: the restart case must be called uncertain, not stale or rightful", v.Summary)
+	}
+	if s := strings.Join(Sentences(v), " "); !strings.Contains(s, "Fencing also refused 2 accesses of clients that held the lock by every record but one") ||
+		!strings.Contains(s, "after a crash of n1") || strings.Contains(s, "stale") {
+		t.Errorf("sentences:\n%s", s)
+	}
+	// The restarted counter's lower token is damage of its own (a token anomaly); the refusals are not.
+	if h := Headline(v); strings.Contains(h, "refused") || !strings.Contains(h, "1 token anomaly") {
+		t.Errorf("headline %q: the uncertain refusals must not be counted as damage", h)
+	}
+	var table strings.Builder
+	_ = Table(v, &table)
+	if !strings.Contains(table.String(), "1 (1 uncertain)") {
+		t.Errorf("table:\n%s", table.String())
+	}
+
+	// expect.registers.R.max_stale_rejections: 0 holds for the restart case, and would not if the
+	// uncertain refusals were called stale.
+	e := Expect{Registers: map[string]RegisterExpect{"fenced-rw": {MaxStaleRejections: ptr(0)}}}
+	if m := e.Match(v); len(m) != 0 {
+		t.Errorf("max_stale_rejections 0 on the restart case: %v", m)
+	}
+	stale := newHistory().start(0).
+		acquireToken("client-1", 0, 1, 1).read("client-1", 1, 2, 3, accepted("fenced-rw", 0)).pause("client-1", 4, 60).
+		acquireToken("client-2", 5, 20, 2).increment("client-2", 1, 21, accepted("fenced-rw", 0)).release("client-2", 30, 31).
+		write("client-1", 1, 61, 62, rejected("fenced-rw", 1)).final(70, map[string]int64{"fenced-rw": 1}).end(70)
+	if m := e.Match(Check(stale.build(), Options{})); len(m) != 1 || m[0].Field != "registers.fenced-rw.max_stale_rejections" {
+		t.Errorf("max_stale_rejections 0 on a stale holder's refused write: %v", m)
+	}
+
+	v = run(false)
+	if c := v.Collateral; c.LegitRejections != 2 || c.UncertainRejections != 0 || Judge(v).Outcome != Damaged ||
+		!strings.Contains(v.Summary, "rejected 1 rightful access") || !strings.Contains(v.Summary, "collateral damage: 2 rightful accesses refused") {
+		t.Errorf("without the restart: %+v, %s; want 2 rightful refusals, damaged, the same count in both lines", c, v.Summary)
+	}
+}

@@ -30,6 +30,9 @@ type RegisterExpect struct {
 	Linearizable *bool `yaml:"linearizable" json:"linearizable,omitempty"`
 	LostUpdates  *bool `yaml:"lost_updates" json:"lost_updates,omitempty"`
 	Applicable   *bool `yaml:"applicable" json:"applicable,omitempty"`
+	// MaxStaleRejections bounds the accesses fencing refused to stale holders (clients the lock
+	// had moved on from: RegisterVerdict.StaleRejected), not those of rightful or uncertain ones.
+	MaxStaleRejections *int `yaml:"max_stale_rejections" json:"max_stale_rejections,omitempty"`
 }
 
 // LivenessExpect is what the lock's availability must show.
@@ -41,6 +44,9 @@ type LivenessExpect struct {
 
 	// min_unavailable, max_unavailable (fairness_expect.go)
 	UnavailableExpect `yaml:",inline"`
+	// starved_after, max_starved_clients, min_starved_clients, max_passed_over, max_refused_share,
+	// min_refused_share (liveness_expect.go)
+	ClientsExpect `yaml:",inline"`
 }
 
 // Mismatch is one expectation the verdict did not meet.
@@ -70,6 +76,9 @@ func (e Expect) Validate() error {
 		if name == "" {
 			errs = append(errs, errors.New("expect.registers: a register has an empty name"))
 		}
+		if r.MaxStaleRejections != nil && *r.MaxStaleRejections < 0 {
+			errs = append(errs, fmt.Errorf("expect.registers.%s.max_stale_rejections: %d is negative", name, *r.MaxStaleRejections))
+		}
 		if r.Applicable != nil && !*r.Applicable && (r.Linearizable != nil || r.LostUpdates != nil) {
 			errs = append(errs, fmt.Errorf("expect.registers.%s: linearizable and lost_updates cannot be checked on a register expected not applicable", name))
 		}
@@ -81,6 +90,7 @@ func (e Expect) Validate() error {
 		errs = append(errs, fmt.Errorf("expect.liveness.min_acquisitions: %d is negative", *l.MinAcquisitions))
 	}
 	errs = append(errs, e.validateFairness()...)
+	errs = append(errs, e.validateClients()...)
 	errs = append(errs, e.validateCollateral()...)
 	return errors.Join(errs...)
 }
@@ -133,6 +143,10 @@ func (e Expect) Match(v Verdict) []Mismatch {
 		if want.Linearizable != nil && got.Linearizable != yesNo(*want.Linearizable) {
 			miss(field+"linearizable", yesNo(*want.Linearizable), got.Linearizable)
 		}
+		if n := want.MaxStaleRejections; n != nil && got.StaleRejected() > *n {
+			miss(field+"max_stale_rejections", strconv.Itoa(*n), fmt.Sprintf("%d (of %d refused: %d rightful, %d uncertain)",
+				got.StaleRejected(), got.Rejected(), got.LegitRejected, got.UncertainRejected))
+		}
 		if want.LostUpdates != nil {
 			switch {
 			case !got.LostUpdatesKnown && !got.Applicable:
@@ -156,6 +170,7 @@ func (e Expect) Match(v Verdict) []Mismatch {
 			miss("liveness.min_acquisitions", strconv.Itoa(*l.MinAcquisitions), strconv.Itoa(v.Liveness.Acquisitions))
 		}
 	}
+	out = append(out, e.matchClients(v)...)
 	out = append(out, e.matchFairness(v)...)
 	return append(out, e.matchCollateral(v)...)
 }

@@ -11,6 +11,10 @@ import (
 type FairnessExpect struct {
 	MaxOvertakes *int `yaml:"max_overtakes" json:"max_overtakes,omitempty"` // 0: first come, first served
 	MinOvertakes *int `yaml:"min_overtakes" json:"min_overtakes,omitempty"` // shows a lock is not fair
+	// MaxUnfair and MinUnfair bound the unfair overtakes (Fairness.Unfair): those a design that
+	// promises first come, first served must answer for.
+	MaxUnfair *int `yaml:"max_unfair_overtakes" json:"max_unfair_overtakes,omitempty"`
+	MinUnfair *int `yaml:"min_unfair_overtakes" json:"min_unfair_overtakes,omitempty"`
 }
 
 // UnavailableExpect bounds the liveness figure "longest unavailable" (expect.liveness): how long
@@ -24,13 +28,17 @@ type UnavailableExpect struct {
 func (e Expect) validateFairness() []error {
 	var errs []error
 	if f := e.Fairness; f != nil {
-		for field, n := range map[string]*int{"max_overtakes": f.MaxOvertakes, "min_overtakes": f.MinOvertakes} {
+		for field, n := range map[string]*int{"max_overtakes": f.MaxOvertakes, "min_overtakes": f.MinOvertakes,
+			"max_unfair_overtakes": f.MaxUnfair, "min_unfair_overtakes": f.MinUnfair} {
 			if n != nil && *n < 0 {
 				errs = append(errs, fmt.Errorf("expect.fairness.%s: %d is negative", field, *n))
 			}
 		}
 		if f.MaxOvertakes != nil && f.MinOvertakes != nil && *f.MinOvertakes > *f.MaxOvertakes {
 			errs = append(errs, fmt.Errorf("expect.fairness.min_overtakes: %d is above max_overtakes %d", *f.MinOvertakes, *f.MaxOvertakes))
+		}
+		if f.MaxUnfair != nil && f.MinUnfair != nil && *f.MinUnfair > *f.MaxUnfair {
+			errs = append(errs, fmt.Errorf("expect.fairness.min_unfair_overtakes: %d is above max_unfair_overtakes %d", *f.MinUnfair, *f.MaxUnfair))
 		}
 	}
 	if l := e.Liveness; l != nil && l.MinUnavailable != nil && l.MaxUnavailable != nil && *l.MinUnavailable > *l.MaxUnavailable {
@@ -42,22 +50,30 @@ func (e Expect) validateFairness() []error {
 func (e Expect) matchFairness(v Verdict) []Mismatch {
 	var out []Mismatch
 	if f := e.Fairness; f != nil {
-		got := v.Fairness.Overtakes
-		gotText := fmt.Sprintf("%d (%d of %d acquisitions overtook someone)", got, v.Fairness.Overtaking, v.Fairness.Acquisitions)
-		if v.Fairness.Acquisitions == 0 {
-			// No acquisition, no evidence: a bound on overtakes must not pass on an empty run.
-			if f.MaxOvertakes != nil {
-				out = append(out, Mismatch{"fairness.max_overtakes", strconv.Itoa(*f.MaxOvertakes), "no acquisition to judge"})
-			}
-			if f.MinOvertakes != nil {
-				out = append(out, Mismatch{"fairness.min_overtakes", strconv.Itoa(*f.MinOvertakes), "no acquisition to judge"})
-			}
-		} else {
-			if f.MaxOvertakes != nil && got > *f.MaxOvertakes {
-				out = append(out, Mismatch{"fairness.max_overtakes", strconv.Itoa(*f.MaxOvertakes), gotText})
-			}
-			if f.MinOvertakes != nil && got < *f.MinOvertakes {
-				out = append(out, Mismatch{"fairness.min_overtakes", strconv.Itoa(*f.MinOvertakes), gotText})
+		fv := v.Fairness
+		unfairText := fmt.Sprintf("%d of %d overtakes", fv.Unfair, fv.Overtakes)
+		if o := fv.FirstUnfair; o != nil {
+			unfairText += fmt.Sprintf(" (the first: %s got the lock at %s before %s, which had asked at %s)", o.By, Seconds(o.Offset), o.Client, Seconds(o.Since))
+		}
+		for _, b := range []struct {
+			field     string
+			bound     *int
+			got       int
+			text      string
+			isMaximum bool
+		}{
+			{"max_overtakes", f.MaxOvertakes, fv.Overtakes, fmt.Sprintf("%d (%d of %d acquisitions overtook someone)", fv.Overtakes, fv.Overtaking, fv.Acquisitions), true},
+			{"min_overtakes", f.MinOvertakes, fv.Overtakes, fmt.Sprintf("%d (%d of %d acquisitions overtook someone)", fv.Overtakes, fv.Overtaking, fv.Acquisitions), false},
+			{"max_unfair_overtakes", f.MaxUnfair, fv.Unfair, unfairText, true},
+			{"min_unfair_overtakes", f.MinUnfair, fv.Unfair, unfairText, false},
+		} {
+			switch {
+			case b.bound == nil:
+			case fv.Acquisitions == 0:
+				// No acquisition, no evidence: a bound on overtakes must not pass on an empty run.
+				out = append(out, Mismatch{"fairness." + b.field, strconv.Itoa(*b.bound), "no acquisition to judge"})
+			case b.isMaximum && b.got > *b.bound, !b.isMaximum && b.got < *b.bound:
+				out = append(out, Mismatch{"fairness." + b.field, strconv.Itoa(*b.bound), b.text})
 			}
 		}
 	}

@@ -303,3 +303,90 @@ func TestOverlapEpisodesMergeTheWindowsOfOneRace(t *testing.T) {
 		t.Errorf("sentences lack the rate:\n%s", s)
 	}
 }
+
+// A design that promises first come, first served is held to it: acquisitions by clients that
+// asked after a waiter still in line break the promise (damaged) when there are at least two
+// (and one per 1,000 acquisitions), unless the history cannot tell the waiter was in line first:
+// its attempt may still have been connecting (its first), a fault touched it or a server while it
+// waited, or both are read holds. One alone may be a request that reached the lock late. The same
+// history from a design that promises nothing is safe.
+func TestUnfairOvertakesOfAFairDesign(t *testing.T) {
+	// client-1 and client-2 each hold once first (so the attempts judged are not their first),
+	// then client-1 asks at 300 and client-2 at 310; client-2 gets the lock first.
+	warm := func() *builder {
+		return newHistory().start(0).hold("client-1", 10, 100).hold("client-2", 110, 200)
+	}
+	overtakeAt := func(b *builder, t0 float64) *builder {
+		return b.acquire("client-1", t0, t0+200).release("client-1", t0+250, t0+251).
+			acquire("client-2", t0+10, t0+100).release("client-2", t0+150, t0+151)
+	}
+	once := overtakeAt(warm(), 300).end(1000)
+	twice := overtakeAt(overtakeAt(warm(), 300), 700).end(1000)
+	inOrder := warm().acquire("client-1", 300, 400).release("client-1", 450, 451).
+		acquire("client-2", 310, 451).release("client-2", 500, 501).end(1000)
+
+	v := Check(twice.build(), Options{FirstComeFirstServed: true})
+	f := v.Fairness
+	if f.Unfair != 2 || !f.BrokenPromise() || f.FirstUnfair == nil || f.FirstUnfair.Client != "client-1" || f.FirstUnfair.By != "client-2" {
+		t.Fatalf("overtaken twice: %+v (first %+v), want 2 unfair overtakes, the first of client-1 by client-2", f, f.FirstUnfair)
+	}
+	if j := Judge(v); j.Outcome != Damaged {
+		t.Errorf("a fair design that overtook twice: %s, want damaged", j.Outcome)
+	}
+	if h := Headline(v); !strings.Contains(h, "2 unfair overtakes (the design promises first come, first served)") {
+		t.Errorf("headline %q lacks the unfair overtakes", h)
+	}
+	if s := strings.Join(Sentences(v), " "); !strings.Contains(s, "and broke it 2 times: the first, client-2 (asked at 0.31 s) got the lock at 0.40 s before client-1, which had asked at 0.30 s") {
+		t.Errorf("sentences do not say who overtook whom: %s", s)
+	}
+	if !strings.Contains(v.Summary, "2 overtakes (2 unfair)") {
+		t.Errorf("summary %q lacks the unfair count", v.Summary)
+	}
+	if v := Check(twice.build(), Options{}); Judge(v).Outcome != Safe || v.Fairness.BrokenPromise() {
+		t.Errorf("the same history from a design that promises nothing: %s", Judge(v).Outcome)
+	}
+	v = Check(once.build(), Options{FirstComeFirstServed: true})
+	if v.Fairness.Unfair != 1 || v.Fairness.BrokenPromise() || Judge(v).Outcome != Safe {
+		t.Errorf("overtaken once: %d unfair, broken %v, %s; want 1, not broken, safe", v.Fairness.Unfair, v.Fairness.BrokenPromise(), Judge(v).Outcome)
+	}
+	if s := strings.Join(Sentences(v), " "); !strings.Contains(s, "and kept it (1 unfair overtake, which the history alone cannot tell from a request that reached the lock late)") {
+		t.Errorf("one unfair overtake: %s", s)
+	}
+	if v := Check(inOrder.build(), Options{FirstComeFirstServed: true}); v.Fairness.Unfair != 0 || Judge(v).Outcome != Safe {
+		t.Errorf("served in order: %d unfair, %s; want 0, safe", v.Fairness.Unfair, Judge(v).Outcome)
+	}
+	for _, c := range []struct {
+		unfair, acquisitions int
+		broken               bool
+	}{{1, 10, false}, {2, 10, true}, {2, 2000, true}, {2, 2001, false}, {3, 3000, true}} {
+		if got := PromiseBroken(c.unfair, c.acquisitions); got != c.broken {
+			t.Errorf("PromiseBroken(%d, %d) = %v", c.unfair, c.acquisitions, got)
+		}
+	}
+
+	excused := map[string]*builder{
+		// client-1's first attempt may still be opening its connection.
+		"first attempt": overtakeAt(newHistory().start(0), 300).end(1000),
+		"the waiter was paused": warm().acquire("client-1", 300, 500).release("client-1", 550, 551).pause("client-1", 320, 380).
+			acquire("client-2", 310, 400).release("client-2", 450, 451).end(1000),
+		"a lock node restarted": warm().acquire("client-1", 300, 500).release("client-1", 550, 551).crashNode("n1", 305, 306).
+			acquire("client-2", 310, 400).release("client-2", 450, 451).end(1000),
+		"the first attempt after an unknown one": warm().op("client-1", history.Acquire, 250, 290, history.Info, nil).
+			acquire("client-1", 300, 500).release("client-1", 550, 551).
+			acquire("client-2", 310, 400).release("client-2", 450, 451).end(1000),
+	}
+	for name, b := range excused {
+		v := Check(b.build(), Options{FirstComeFirstServed: true})
+		if v.Fairness.Overtakes != 1 || v.Fairness.Unfair != 0 || Judge(v).Outcome != Safe {
+			t.Errorf("%s: %d overtakes, %d unfair, %s; want 1, 0, safe", name, v.Fairness.Overtakes, v.Fairness.Unfair, Judge(v).Outcome)
+		}
+	}
+	// Two readers of a read/write lock may hold together: a later reader first is no overtake of
+	// the promise; a writer first is.
+	readers := warm().op("client-1", history.Acquire, 300, 420, history.OK, func(e *history.Event) { e.Role = history.Read }).
+		op("client-2", history.Acquire, 310, 400, history.OK, func(e *history.Event) { e.Role = history.Read }).
+		release("client-1", 450, 451).release("client-2", 460, 461).end(1000)
+	if v := Check(readers.build(), Options{FirstComeFirstServed: true}); v.Fairness.Unfair != 0 {
+		t.Errorf("a reader before a reader that asked first: %d unfair, want 0", v.Fairness.Unfair)
+	}
+}

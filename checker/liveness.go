@@ -7,8 +7,8 @@ import (
 )
 
 // liveness measures how available the lock was: acquisitions, their latency, and the windows in
-// which someone wanted the lock and nobody held it.
-func (log *Log) liveness(ops []op, tl timelines, b bounds, stuckAfter time.Duration) Liveness {
+// which someone wanted the lock and nobody held it (unavailableWindows).
+func (log *Log) liveness(ops []op, windows []window, b bounds, stuckAfter time.Duration) Liveness {
 	var l Liveness
 	var latencies []time.Duration
 	lastOK := int64(-1 << 63)
@@ -33,7 +33,6 @@ func (log *Log) liveness(ops []op, tl timelines, b bounds, stuckAfter time.Durat
 	l.AcquireLatencyP50 = percentile(latencies, 50)
 	l.AcquireLatencyP99 = percentile(latencies, 99)
 
-	windows := unavailableWindows(tl, b.end)
 	for _, w := range windows {
 		if d := time.Duration(w.end - w.start); d > l.LongestUnavailable {
 			l.LongestUnavailable, l.LongestUnavailableOffset = d, time.Duration(w.start-b.start)

@@ -24,9 +24,15 @@ const (
 	Unsafe Outcome = "unsafe"
 	// Stuck: safe, but the lock was never freed again while someone wanted it.
 	Stuck Outcome = "stuck"
-	// Damaged: mutual exclusion held and nothing was lost, but the lock harmed clients that held
-	// it rightfully (Collateral): a release failed, fencing refused them, or tokens came out of
-	// order.
+	// Starved: mutual exclusion held and nothing was lost, but the lock did not serve those who
+	// asked: a client was passed over for longer than the scenario's bound while others got the
+	// lock (Liveness.Clients), or askers were refused for more than half the run
+	// (Liveness.BarelyServed).
+	Starved Outcome = "starved"
+	// Damaged: mutual exclusion held and nothing was lost, but the lock harmed its rightful users:
+	// clients that held it rightfully (Collateral: a release failed, fencing refused them, tokens
+	// came out of order), or waiters a first-come-first-served design let others overtake
+	// (Fairness.BrokenPromise).
 	Damaged Outcome = "damaged"
 	// Inconclusive: the run proves nothing (Verdict.Inconclusive says why: no client ever held
 	// the lock, the lock service never answered).
@@ -36,14 +42,16 @@ const (
 // Outcomes lists the outcomes from worst to best, a strict order: the order a summary of several
 // runs breaks ties in, and the order a gate (Meets) ranks them.
 //
-//	safe < damaged < rescued < stuck < inconclusive < unsafe
+//	safe < damaged < starved < rescued < stuck < inconclusive < unsafe
 //
-// Damaged is better than rescued: the lock kept mutual exclusion and only its side effects hurt,
-// where a rescued lock let two clients in and only fencing kept the data. Stuck is worse than
-// rescued: a lock nobody can ever take again stops the system, where fencing at least keeps a
-// rescued one correct. Inconclusive sits just above unsafe: a run that proves nothing passes no
-// gate that asks for anything better, and it is still not evidence of a failure.
-var Outcomes = []Outcome{Unsafe, Inconclusive, Stuck, Rescued, Damaged, Safe}
+// Damaged is better than starved: the harmed clients still got the lock and could go on, where a
+// starved client's work stopped, with no error it could act on. Starved is better than rescued:
+// the lock kept mutual exclusion and the others went on, where a rescued lock let two clients in
+// and only fencing kept the data. Stuck is worse than rescued: a lock nobody can ever take again
+// stops the system, where fencing at least keeps a rescued one correct. Inconclusive sits just
+// above unsafe: a run that proves nothing passes no gate that asks for anything better, and it is
+// still not evidence of a failure.
+var Outcomes = []Outcome{Unsafe, Inconclusive, Stuck, Rescued, Starved, Damaged, Safe}
 
 // Rank is o's place in the strict order: 0 for safe, one more for each worse outcome; -1 for a
 // word that is not an outcome.
@@ -131,7 +139,9 @@ func Judge(v Verdict) Judgement {
 		j.Outcome = Inconclusive
 	case !j.LockFailed && v.Liveness.Stuck:
 		j.Outcome = Stuck
-	case !j.LockFailed && v.Collateral.Damaged():
+	case !j.LockFailed && v.Liveness.Starving():
+		j.Outcome = Starved
+	case !j.LockFailed && harmed(v):
 		j.Outcome = Damaged
 	case !j.LockFailed:
 		j.Outcome = Safe
@@ -145,6 +155,22 @@ func Judge(v Verdict) Judgement {
 	return j
 }
 
+// harmed reports whether the lock harmed its rightful users short of starving them: collateral
+// damage, or a broken promise of first come, first served.
+func harmed(v Verdict) bool { return v.Collateral.Damaged() || v.Fairness.BrokenPromise() }
+
+// harmWords says that harm in a few words: "2 failed releases, 3 unfair overtakes".
+func harmWords(v Verdict) string {
+	var parts []string
+	if v.Collateral.Damaged() {
+		parts = append(parts, damageWords(v.Collateral))
+	}
+	if v.Fairness.BrokenPromise() {
+		parts = append(parts, plural(v.Fairness.Unfair, "unfair overtake")+" (the design promises first come, first served)")
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Headline is the verdict in a few words.
 func Headline(v Verdict) string {
 	j := Judge(v)
@@ -155,9 +181,14 @@ func Headline(v Verdict) string {
 		return "Safe, but the lock got stuck"
 	case Safe:
 		return "Safe: mutual exclusion held and no update was lost"
+	case Starved:
+		s := "Starved: mutual exclusion held and no update was lost, but the lock did not serve those who asked (" + starvedWords(v.Liveness) + ")"
+		if harmed(v) {
+			s += "; also " + harmWords(v)
+		}
+		return s
 	case Damaged:
-		return "Damaged: mutual exclusion held and no update was lost, but the lock harmed its rightful holders (" +
-			damageWords(v.Collateral) + ")"
+		return "Damaged: mutual exclusion held and no update was lost, but the lock harmed its rightful users (" + harmWords(v) + ")"
 	}
 	s := "Unsafe: the protected data lost updates"
 	if !v.MutualExclusion.Holds {
@@ -171,8 +202,11 @@ func Headline(v Verdict) string {
 	case j.NoFault:
 		s += ", with no fault at all"
 	}
-	if v.Collateral.Damaged() {
-		s += "; also " + damageWords(v.Collateral)
+	if v.Liveness.Starving() {
+		s += "; also " + starvedWords(v.Liveness)
+	}
+	if harmed(v) {
+		s += "; also " + harmWords(v)
 	}
 	return s
 }
@@ -206,13 +240,17 @@ func Short(v Verdict) string {
 		default:
 			s += "ok"
 		}
-		switch stale, legit := r.StaleRejected(), r.LegitRejected; {
-		case legit > 0 && stale > 0:
-			s += fmt.Sprintf(" (%d stale rejected, %d legitimate rejected)", stale, legit)
-		case legit > 0:
-			s += fmt.Sprintf(" (%d legitimate rejected)", legit)
-		case stale > 0:
-			s += fmt.Sprintf(" (%d stale rejected)", stale)
+		var rejected []string
+		for _, k := range []struct {
+			n    int
+			word string
+		}{{r.StaleRejected(), "stale"}, {r.LegitRejected, "legitimate"}, {r.UncertainRejected, "uncertain"}} {
+			if k.n > 0 {
+				rejected = append(rejected, fmt.Sprintf("%d %s rejected", k.n, k.word))
+			}
+		}
+		if len(rejected) > 0 {
+			s += " (" + strings.Join(rejected, ", ") + ")"
 		}
 		parts = append(parts, s)
 	}
@@ -222,6 +260,12 @@ func Short(v Verdict) string {
 	}
 	if v.Liveness.Stuck {
 		parts = append(parts, fmt.Sprintf("lock stuck for %s", v.Liveness.StuckFor.Round(100*time.Millisecond)))
+	}
+	if v.Liveness.Starving() {
+		parts = append(parts, starvedWords(v.Liveness))
+	}
+	if v.Fairness.Promised && v.Fairness.Unfair > 0 {
+		parts = append(parts, plural(v.Fairness.Unfair, "unfair overtake"))
 	}
 	if v.Inconclusive != "" {
 		parts = append(parts, "inconclusive: "+v.Inconclusive)

@@ -74,7 +74,7 @@ func TestJudgeDamagedAndFaultFree(t *testing.T) {
 		headline string
 	}{
 		{"failed releases", Verdict{MutualExclusion: held, Liveness: live, Registers: ok, Collateral: hurt},
-			Damaged, "Damaged: mutual exclusion held and no update was lost, but the lock harmed its rightful holders (2 failed releases)"},
+			Damaged, "Damaged: mutual exclusion held and no update was lost, but the lock harmed its rightful users (2 failed releases)"},
 		{"token anomaly", Verdict{MutualExclusion: held, Liveness: live, Registers: ok, Collateral: Collateral{TokenAnomalies: 1, SameToken: 1}},
 			Damaged, "1 token anomaly (same token as an earlier holder)"},
 		{"stuck outranks damaged", Verdict{MutualExclusion: held, Liveness: Liveness{Acquisitions: 3, Stuck: true}, Registers: ok, Collateral: hurt},
@@ -95,10 +95,10 @@ func TestJudgeDamagedAndFaultFree(t *testing.T) {
 	}
 }
 
-// The strict order: safe < damaged < rescued < stuck < inconclusive < unsafe.
+// The strict order: safe < damaged < starved < rescued < stuck < inconclusive < unsafe.
 func TestOutcomeOrder(t *testing.T) {
-	order := []Outcome{Safe, Damaged, Rescued, Stuck, Inconclusive, Unsafe}
-	if got := OutcomeNames(); got != "safe, damaged, rescued, stuck, inconclusive, unsafe" {
+	order := []Outcome{Safe, Damaged, Starved, Rescued, Stuck, Inconclusive, Unsafe}
+	if got := OutcomeNames(); got != "safe, damaged, starved, rescued, stuck, inconclusive, unsafe" {
 		t.Errorf("OutcomeNames: %q", got)
 	}
 	for i, a := range order {
@@ -114,7 +114,7 @@ func TestOutcomeOrder(t *testing.T) {
 			t.Errorf("words outside the order must never meet it (%s)", a)
 		}
 	}
-	if _, err := ParseOutcome("rescue"); err == nil || !strings.Contains(err.Error(), "valid outcomes, best first: safe, damaged, rescued") {
+	if _, err := ParseOutcome("rescue"); err == nil || !strings.Contains(err.Error(), "valid outcomes, best first: safe, damaged, starved, rescued") {
 		t.Errorf("ParseOutcome(rescue): %v", err)
 	}
 }

@@ -63,11 +63,8 @@ func registerWords(name string, r RegisterVerdict) string {
 	if r.FinalBelowInitial > 0 {
 		facts = append(facts, fmt.Sprintf("ended %d below its initial value", r.FinalBelowInitial))
 	}
-	if n := r.StaleRejected(); n > 0 {
-		facts = append(facts, "rejected "+plural(n, "stale access"))
-	}
-	if n := r.LegitRejected; n > 0 {
-		facts = append(facts, "rejected "+plural(n, "rightful access"))
+	if w := rejectedWords(r); w != "" {
+		facts = append(facts, "rejected "+w)
 	}
 	var lin string
 	switch r.Linearizable {
@@ -91,7 +88,11 @@ func livenessWords(l Liveness) string {
 	case l.Acquisitions == 0:
 		return "no client ever acquired the lock"
 	}
-	return fmt.Sprintf("%s, p99 %s", plural(l.Acquisitions, "acquisition"), Human(l.AcquireLatencyP99))
+	s := fmt.Sprintf("%s, p99 %s", plural(l.Acquisitions, "acquisition"), Human(l.AcquireLatencyP99))
+	if l.Starving() {
+		s += "; " + starvedWords(l)
+	}
+	return s
 }
 
 func plural(n int, noun string) string {
@@ -127,4 +128,29 @@ func sortedNames[V any](m map[string]V) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// uncertainWhy says why an uncertain rejection is neither rightful nor stale.
+const uncertainWhy = "a fault touched its holder or a lock node after it began acquiring"
+
+// rejectedWords counts a register's refused accesses by the standing of their clients: "1 stale
+// access, 1 rightful access and 1 uncertain access (...)"; "" when it refused none.
+func rejectedWords(r RegisterVerdict) string {
+	var parts []string
+	if n := r.StaleRejected(); n > 0 {
+		parts = append(parts, plural(n, "stale access"))
+	}
+	if n := r.LegitRejected; n > 0 {
+		parts = append(parts, plural(n, "rightful access"))
+	}
+	if n := r.UncertainRejected; n > 0 {
+		parts = append(parts, plural(n, "uncertain access")+" ("+uncertainWhy+")")
+	}
+	switch len(parts) {
+	case 0:
+		return ""
+	case 1:
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }

@@ -33,8 +33,13 @@ func Table(v Verdict, w io.Writer) error {
 			}
 		}
 		rejected := strconv.Itoa(r.Rejected())
-		if r.LegitRejected > 0 {
+		switch {
+		case r.LegitRejected > 0 && r.UncertainRejected > 0:
+			rejected += fmt.Sprintf(" (%d rightful, %d uncertain)", r.LegitRejected, r.UncertainRejected)
+		case r.LegitRejected > 0:
 			rejected += fmt.Sprintf(" (%d rightful)", r.LegitRejected)
+		case r.UncertainRejected > 0:
+			rejected += fmt.Sprintf(" (%d uncertain)", r.UncertainRejected)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", name, r.Linearizable, lost, r.AckedIncrements, rejected, final)
 	}
@@ -47,22 +52,41 @@ func Table(v Verdict, w io.Writer) error {
 	if l.Stuck {
 		stuck = "YES, for " + Human(l.StuckFor)
 	}
-	fmt.Fprintln(tw, "\nliveness\tacquisitions\tfailures\tp50\tp99\tlongest unavailable\tstuck")
+	fmt.Fprintln(tw, "\nliveness\tacquisitions\tfailures\tp50\tp99\tlongest unavailable\trefused\tstuck")
 	failures := strconv.Itoa(l.AcquireFailures)
 	if l.AcquireUnknown > 0 {
 		failures += fmt.Sprintf(" (+%d unknown)", l.AcquireUnknown)
 	}
-	fmt.Fprintf(tw, "\t%d\t%s\t%s\t%s\t%s\t%s\n", l.Acquisitions, failures,
-		Human(l.AcquireLatencyP50), Human(l.AcquireLatencyP99), Human(l.LongestUnavailable), stuck)
+	refusedCell := fmt.Sprintf("%.0f%%", 100*l.RefusedShare)
+	if l.BarelyServed {
+		refusedCell = fmt.Sprintf("%.0f%%, BARELY SERVED (over %.0f%%)", 100*l.RefusedShare, 100*l.RefusedLimit)
+	}
+	fmt.Fprintf(tw, "\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", l.Acquisitions, failures,
+		Human(l.AcquireLatencyP50), Human(l.AcquireLatencyP99), Human(l.LongestUnavailable), refusedCell, stuck)
+	if l.Acquisitions > 0 && len(l.Clients) > 0 {
+		fmt.Fprintf(tw, "\nclient\tacquisitions\tlongest passed over\tstarved (over %s, by %d or more)\n", Human(l.StarvedAfter), l.StarvedBy)
+		for _, c := range l.Clients {
+			starved := "no"
+			if c.Starved != nil {
+				starved = "YES: " + stretchCell(*c.Starved)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", c.Client, c.Acquisitions, stretchCell(c.PassedOver), starved)
+		}
+	}
 	if c := v.Collateral; c.Damaged() {
 		fmt.Fprintln(tw, "\ncollateral\tfailed releases\trightful accesses refused\ttoken anomalies")
 		fmt.Fprintf(tw, "\t%s\t%s\t%s\n", countByClient(c.FailedReleases, c.FailedByClient),
 			countByClient(c.LegitRejections, c.RejectedByClient), tokenCell(c))
 	}
-	if v.Fairness.Acquisitions > 0 {
-		overtakes, overtaking, worst := fairnessCells(v.Fairness)
-		fmt.Fprintln(tw, "\nfairness\tovertakes\tovertaking acquisitions\tworst wait")
-		fmt.Fprintf(tw, "\t%s\t%s\t%s\n", overtakes, overtaking, worst)
+	if f := v.Fairness; f.Acquisitions > 0 {
+		overtakes, overtaking, worst := fairnessCells(f)
+		if f.Promised {
+			fmt.Fprintln(tw, "\nfairness\tovertakes\tunfair (first come, first served promised)\tovertaking acquisitions\tworst wait")
+			fmt.Fprintf(tw, "\t%s\t%d\t%s\t%s\n", overtakes, f.Unfair, overtaking, worst)
+		} else {
+			fmt.Fprintln(tw, "\nfairness\tovertakes\tovertaking acquisitions\tworst wait")
+			fmt.Fprintf(tw, "\t%s\t%s\t%s\n", overtakes, overtaking, worst)
+		}
 	}
 	return tw.Flush()
 }
@@ -101,4 +125,17 @@ func tokenCell(c Collateral) string {
 		return fmt.Sprintf("%d (same token)", c.TokenAnomalies)
 	}
 	return fmt.Sprintf("%d (lower token)", c.TokenAnomalies)
+}
+
+// stretchCell is a passed-over stretch in a few words: "6.85s from 1.43 s, 56 acquisitions of
+// others, never served"; "-" for none.
+func stretchCell(st Stretch) string {
+	if st.Length == 0 {
+		return "-"
+	}
+	s := fmt.Sprintf("%s from %s, %s of others", Human(st.Length), Seconds(st.Offset), plural(st.By, "acquisition"))
+	if !st.Served {
+		s += ", never served"
+	}
+	return s
 }

@@ -71,6 +71,10 @@ type RegisterVerdict struct {
 	// LegitRejected counts the rejected reads and writes (above) of clients that held the lock
 	// by every record (Collateral): fencing refusing a rightful holder, not a stale one.
 	LegitRejected int `json:"legit_rejected"`
+	// UncertainRejected counts those of clients that held the lock by every record except that a
+	// fault acted on them or on a server since they began acquiring (Collateral): neither
+	// rightful nor known to be stale.
+	UncertainRejected int `json:"uncertain_rejected,omitempty"`
 
 	AckedIncrements int    `json:"acked_increments"` // = WritesAccepted: increments the clients were told happened
 	Final           *int64 `json:"final"`            // value read after the clients stopped; nil if never read
@@ -99,8 +103,11 @@ type Piece struct {
 // Rejected counts accesses fencing refused.
 func (r RegisterVerdict) Rejected() int { return r.ReadsRejected + r.WritesRejected }
 
-// StaleRejected counts accesses fencing refused that were not those of a legitimate holder.
-func (r RegisterVerdict) StaleRejected() int { return r.Rejected() - r.LegitRejected }
+// StaleRejected counts accesses fencing refused that were neither those of a legitimate holder nor
+// uncertain ones (a fault acted on the holder or a server during its hold): the lock had moved on.
+func (r RegisterVerdict) StaleRejected() int {
+	return r.Rejected() - r.LegitRejected - r.UncertainRejected
+}
 
 // Liveness says how available the lock was.
 type Liveness struct {
@@ -124,4 +131,19 @@ type Liveness struct {
 	// stuck and never followed by an acquisition of theirs, may have taken the lock that nobody
 	// believed it held: a stuck lock without a dead holder.
 	StuckUnknown []string `json:"stuck_unknown_acquires,omitempty"`
+
+	// Clients is each client's share (clients.go): its acquisitions, the longest it was passed
+	// over, and whether it was starved: passed over for longer than StarvedAfter, by at least
+	// StarvedBy acquisitions of others (more than bad luck explains: luckStreak).
+	Clients      []ClientLiveness `json:"clients,omitempty"`
+	StarvedAfter time.Duration    `json:"starved_after_ns"`
+	StarvedBy    int              `json:"starved_by"`
+	// Refused is the time in which someone asked for the lock and nobody held it, in stretches
+	// longer than half a second (shorter ones may be hand-overs), from the first acquire to the
+	// end of the run, outside faults on servers; RefusedShare its share of that time.
+	// BarelyServed: the share is above RefusedLimit (the lock hardly ever served).
+	Refused      time.Duration `json:"refused_ns"`
+	RefusedShare float64       `json:"refused_share"`
+	RefusedLimit float64       `json:"refused_limit"`
+	BarelyServed bool          `json:"barely_served,omitempty"`
 }

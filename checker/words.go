@@ -25,10 +25,69 @@ func Sentences(v Verdict) []string {
 	}
 	out = append(out, collateralSentences(v.Collateral)...)
 	out = append(out, livenessSentence(v.Liveness))
+	out = append(out, clientSentences(v.Liveness)...)
 	if s := fairnessSentence(v.Fairness); s != "" {
 		out = append(out, s)
 	}
 	return out
+}
+
+// starvedWords is how the lock failed to serve, in a few words: "client-1 starved (passed over
+// 6.85s, never served)", "askers refused 83% of the run".
+func starvedWords(l Liveness) string {
+	var parts []string
+	for _, c := range l.Clients {
+		if c.Starved != nil {
+			s := fmt.Sprintf("%s starved (passed over %s", c.Client, Human(c.Starved.Length))
+			if !c.Starved.Served {
+				s += ", never served"
+			}
+			parts = append(parts, s+")")
+		}
+	}
+	if l.BarelyServed {
+		parts = append(parts, fmt.Sprintf("askers refused %.0f%% of the run", 100*l.RefusedShare))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// clientSentences say each client's share of the lock: who was starved (or passed over longest),
+// and how much of the run askers were refused.
+func clientSentences(l Liveness) []string {
+	if l.Acquisitions == 0 {
+		return nil
+	}
+	var out []string
+	bound := fmt.Sprintf("a client is starved when passed over for longer than %s by at least %s of others", Human(l.StarvedAfter),
+		plural(l.StarvedBy, "acquisition"))
+	for _, c := range l.Clients {
+		st := c.Starved
+		if st == nil {
+			continue
+		}
+		s := fmt.Sprintf("%s was starved: it asked for the lock in vain for %s from %s while other clients got it %s",
+			c.Client, Human(st.Length), Seconds(st.Offset), plural(st.By, "time"))
+		if st.Served {
+			s += ", and got it only then"
+		} else {
+			s += ", and never got it again"
+		}
+		out = append(out, s+" ("+bound+").")
+	}
+	if len(out) == 0 {
+		if w := l.LongestPassedOver(); w.PassedOver.Length > 0 {
+			p := w.PassedOver
+			out = append(out, fmt.Sprintf("No client was starved (%s): the longest stretch any client was passed over was %s's, %s from %s, while others got the lock %s.",
+				bound, w.Client, Human(p.Length), Seconds(p.Offset), plural(p.By, "time")))
+		}
+	}
+	s := fmt.Sprintf("Askers were refused %.0f%% of the run (%s in which someone asked and nobody held the lock, in stretches over half a second, faults on servers left out)",
+		100*l.RefusedShare, Human(l.Refused))
+	if l.BarelyServed {
+		s = fmt.Sprintf("The lock barely served: askers were refused %.0f%% of the run, more than the %.0f%% allowed (%s in which someone asked and nobody held the lock, in stretches over half a second, faults on servers left out)",
+			100*l.RefusedShare, 100*l.RefusedLimit, Human(l.Refused))
+	}
+	return append(out, s+".")
 }
 
 func overlapSentences(m MutualExclusion) []string {
@@ -82,8 +141,15 @@ func registerSentence(name string, r RegisterVerdict) string {
 	}
 	if r.WritesRejected > 0 || r.ReadsRejected > 0 {
 		f := "rejected " + rejections(r)
+		var of []string
 		if r.LegitRejected > 0 {
-			f += fmt.Sprintf(" (%d of them from clients that held the lock by every record)", r.LegitRejected)
+			of = append(of, fmt.Sprintf("%d from clients that held the lock by every record", r.LegitRejected))
+		}
+		if r.UncertainRejected > 0 {
+			of = append(of, fmt.Sprintf("%d uncertain: %s", r.UncertainRejected, uncertainWhy))
+		}
+		if len(of) > 0 {
+			f += " (of them " + strings.Join(of, "; ") + ")"
 		}
 		facts = append(facts, f)
 	}
@@ -149,6 +215,14 @@ func collateralSentences(c Collateral) []string {
 		}
 		out = append(out, s+": the tokens did not follow the order in which clients held the lock.")
 	}
+	if c.UncertainRejections > 0 {
+		s := fmt.Sprintf("Fencing also refused %s of clients that held the lock by every record but one: %s (%s)",
+			plural(c.UncertainRejections, "access"), uncertainWhy, perClient(c.UncertainByClient))
+		if f := c.FirstUncertain; f != nil {
+			s += fmt.Sprintf(", the first a %s of %s by %s at %s, after a %s", f.Op, f.Register, f.Client, Seconds(f.Offset), f.Fault)
+		}
+		out = append(out, s+"; whether they still held it the history cannot tell, so these are not counted as damage.")
+	}
 	if c.TokenAnomalies > 0 {
 		s := fmt.Sprintf("%s got a fencing token that does not order it after every earlier holder", plural(c.TokenAnomalies, "hold"))
 		if c.SameToken > 0 {
@@ -189,7 +263,7 @@ func clientsWord(m map[string]int) string {
 
 func rejections(r RegisterVerdict) string {
 	stale := "stale "
-	if r.LegitRejected > 0 {
+	if r.LegitRejected > 0 || r.UncertainRejected > 0 {
 		stale = "" // not all of them were stale: the sentence says how many were not
 	}
 	var parts []string

@@ -63,12 +63,15 @@ const (
 type Outcome = checker.Outcome
 
 // The outcomes (checker.Judge), best first: Safe (mutual exclusion held, nothing lost), Damaged
-// (safe, but rightful holders were harmed: failed releases, refused by fencing, tokens out of
-// order), Rescued (the lock failed under a fault but fencing kept the data right), Stuck (safe,
-// but the lock stayed held by a dead client), Inconclusive (nobody ever held the lock), Unsafe.
+// (safe, but rightful users were harmed: failed releases, refused by fencing, tokens out of
+// order, a first-come-first-served design's unfair overtakes), Starved (safe, but a client asked
+// in vain while others were served, or askers were refused most of the run), Rescued (the lock
+// failed under a fault but fencing kept the data right), Stuck (safe, but the lock stayed held by
+// a dead client), Inconclusive (nobody ever held the lock), Unsafe.
 const (
 	Safe         = checker.Safe
 	Damaged      = checker.Damaged
+	Starved      = checker.Starved
 	Rescued      = checker.Rescued
 	Unsafe       = checker.Unsafe
 	Stuck        = checker.Stuck

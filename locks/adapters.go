@@ -32,6 +32,7 @@ func init() {
 		Name:     "kazoo",
 		Renews:   true,
 		Queued:   true,
+		Fair:     true, // the lowest sequential node holds, each waiter watches its predecessor (_get_predecessor)
 		Summary:  "kazoo 2.8 kazoo.recipe.lock.Lock as it is (adapters/kazoo_lock.py): ephemeral sequential node, lowest holds; a careful user follows the connection state (SUSPENDED, LOST) before writing",
 		Source:   "kazoo 2.8 (Debian's python3-kazoo) kazoo.recipe.lock.Lock, run through the lock-client protocol",
 		Token:    "czxid of the holder's lock node",
@@ -52,6 +53,7 @@ func init() {
 		Name:     "curator",
 		Renews:   true,
 		Queued:   true,
+		Fair:     true, // the lowest sequential node holds, each waiter watches the one before it
 		Summary:  "Apache Curator 5.4 InterProcessMutex as it is (adapters/CuratorLock.java): protected ephemeral sequential node, lowest holds; a careful user follows the connection state (SUSPENDED, LOST) before writing",
 		Source:   "Apache Curator 5.4 (Debian's libcurator-recipes-java) InterProcessMutex, run through the lock-client protocol",
 		Token:    "czxid of the holder's lock node",

@@ -67,6 +67,7 @@ func init() {
 		Expires: true,
 		Renews:  true, // the library keeps the lease alive
 		Queued:  true, // each waiter's key lives on its own lease
+		Fair:    true, // the lowest create revision holds; Lock waits for every key created before its own
 		Service: Etcd,
 		// Mutex.Lock waits for the keys ahead of its own to go (a watch).
 		Blocking: "Mutex.Lock watches the key ahead of its own until it is deleted (keys are served in revision order)",

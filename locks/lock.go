@@ -113,6 +113,11 @@ type Design struct {
 	// running out changes the queue while another client holds. The matrix gives such designs a
 	// waiter fault.
 	Queued bool
+	// Fair: the design promises first come, first served: a waiter is served before every client
+	// that asked after it (its queue of waiters is kept in arrival order and only its head may
+	// take the lock). The checker holds it to that: an unfair overtake makes a run damaged
+	// (checker.Fairness.Unfair), and the matrix shows it in every column.
+	Fair bool
 	// Renews: a hold lasts as long as the holder's session or watchdog is alive, not one TTL, so a
 	// hold longer than the TTL is legitimate and only a fault can end it early. The matrix's
 	// long-hold columns apply to these and to designs that never expire.

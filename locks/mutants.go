@@ -86,6 +86,20 @@ func registerMutants() {
 	registerMutant("mutant-set-nx-px-del", "set-nx-px",
 		"the release is a plain DEL: it does not check that the value is still ours",
 		func(env Env) (Lock, error) { return setNxPxDel{newSetNxPx(env)}, nil })
+	registerMutant("mutant-redis-fair-any-waiter", "redis-fair",
+		"the queue is kept but not obeyed: a release wakes every waiter, and whichever asks first takes the free lock, not only the head",
+		func(env Env) (Lock, error) {
+			l := newFairLock(env)
+			l.acquireScript, l.releaseScript = fairAcquireAnyWaiter, fairReleaseWakeAll
+			return l, nil
+		})
+	registerMutant("mutant-getset-short-expiry", "getset",
+		"the expiry time written is a tenth of the lease the client works with (a unit slip): others take over every hold that lasts longer",
+		func(env Env) (Lock, error) {
+			env.TTL /= 10
+			d, _ := Get("getset")
+			return d.New(env)
+		})
 	registerMutant("mutant-mysql-get-lock-unchecked", "mysql-get-lock",
 		"GET_LOCK's answer is not checked: 0 (timed out, someone else holds it) is taken as held",
 		func(env Env) (Lock, error) {
@@ -102,6 +116,60 @@ func newSetNxPx(env Env) *setNxPx {
 	l, _ := d.New(env)
 	return l.(*setNxPx)
 }
+
+// fairAcquireAnyWaiter is redis-fair's acquire script, except that a free lock goes to whichever
+// waiter asks, head of the queue or not (it leaves the queue as it takes the lock).
+var fairAcquireAnyWaiter = redis.NewScript(fairDropTimedOut + `if redis.call('exists', KEYS[1]) == 0 then
+  redis.call('lrem', KEYS[2], 0, ARGV[2])
+  redis.call('zrem', KEYS[3], ARGV[2])
+  local waiting = redis.call('zrange', KEYS[3], 0, -1)
+  for i = 1, #waiting do
+    redis.call('zincrby', KEYS[3], -tonumber(ARGV[3]), waiting[i])
+  end
+  redis.call('hset', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+if redis.call('zscore', KEYS[3], ARGV[2]) ~= false then
+  return math.max(0, redis.call('pttl', KEYS[1]))
+end
+local last = redis.call('lindex', KEYS[2], -1)
+local ttl
+if last ~= false and last ~= ARGV[2] and redis.call('zscore', KEYS[3], last) ~= false then
+  ttl = tonumber(redis.call('zscore', KEYS[3], last)) - tonumber(ARGV[4])
+else
+  ttl = redis.call('pttl', KEYS[1])
+end
+local timeout = ttl + tonumber(ARGV[3]) + tonumber(ARGV[4])
+if redis.call('zadd', KEYS[3], timeout, ARGV[2]) == 1 then
+  redis.call('rpush', KEYS[2], ARGV[2])
+end
+return ttl`)
+
+// fairReleaseWakeAll is redis-fair's release script, except that it tells every waiter, not only
+// the head.
+var fairReleaseWakeAll = redis.NewScript(fairDropTimedOut + `local function wake()
+  local waiting = redis.call('lrange', KEYS[2], 0, -1)
+  for i = 1, #waiting do redis.call('publish', KEYS[4] .. ':' .. waiting[i], ARGV[1]) end
+end
+if redis.call('exists', KEYS[1]) == 0 then
+  wake()
+  return 1
+end
+if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then return nil end
+local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1)
+if counter > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return 0
+end
+redis.call('del', KEYS[1])
+wake()
+return 1`)
 
 // redlockNoElapsed: Redlock's Acquire with validity = ttl − drift.
 type redlockNoElapsed struct{ *redlock }

@@ -47,6 +47,7 @@ func init() {
 		Name:      "redis-fair",
 		Renews:    true,
 		Queued:    true,
+		Fair:      true, // only the head of the queue may take a free lock
 		Summary:   "Redisson RFairLock: the redisson hash lock plus a waiters' queue and a timeout per waiter (Lua); a release wakes only the head of the queue",
 		Source:    "Redisson RFairLock; the Chinese survey of lock families (a fair lock: first come, first served)",
 		Token:     "none",
@@ -156,6 +157,8 @@ type fairLock struct {
 	*hashLock
 	queue, timeouts string
 	channelPrefix   string // the release publishes on channelPrefix + ":" + the head's id
+	// The scripts: fairAcquire and fairRelease (a test-only copy swaps them: locks/mutants.go).
+	acquireScript, releaseScript *redis.Script
 }
 
 func newFairLock(env Env) *fairLock {
@@ -167,6 +170,8 @@ func newFairLock(env Env) *fairLock {
 		queue:         "redisson_lock_queue:{" + env.Key + "}",
 		timeouts:      "redisson_lock_timeout:{" + env.Key + "}",
 		channelPrefix: prefix,
+		acquireScript: fairAcquire,
+		releaseScript: fairRelease,
 	}
 }
 
@@ -228,7 +233,7 @@ func (l *fairLock) Acquire(ctx context.Context) (*int64, error) {
 // the script says to wait.
 func (l *fairLock) try(ctx context.Context, waitMS int64) (time.Duration, error) {
 	now := l.env.Now().UnixMilli()
-	res, err := fairAcquire.Run(ctx, l.rdb, []string{l.env.Key, l.queue, l.timeouts}, l.lease, l.field, waitMS, now).Result()
+	res, err := l.acquireScript.Run(ctx, l.rdb, []string{l.env.Key, l.queue, l.timeouts}, l.lease, l.field, waitMS, now).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
 		l.acquired()
@@ -256,7 +261,7 @@ func (l *fairLock) leave(waitMS int64) {
 func (l *fairLock) Release(ctx context.Context) error {
 	defer l.released()
 	now := l.env.Now().UnixMilli()
-	err := fairRelease.Run(ctx, l.rdb, []string{l.env.Key, l.queue, l.timeouts, l.channelPrefix},
+	err := l.releaseScript.Run(ctx, l.rdb, []string{l.env.Key, l.queue, l.timeouts, l.channelPrefix},
 		unlockMessage, l.lease, l.field, now).Err()
 	switch {
 	case errors.Is(err, redis.Nil):

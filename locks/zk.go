@@ -40,6 +40,7 @@ func init() {
 		Name:     "zk",
 		Renews:   true,
 		Queued:   true,
+		Fair:     true, // the lowest sequential node holds, each waiter watches the one just before it
 		Summary:  "go-zookeeper/zk v1.0.4 zk.NewLock as it is: protected EPHEMERAL_SEQUENTIAL node, lowest holds, watch the predecessor; holder never told of session expiry",
 		Source:   "github.com/go-zookeeper/zk v1.0.4 lock.go; ZooKeeper's lock recipe, as two of the source articles retell it",
 		Token:    "czxid of the holder's lock node",

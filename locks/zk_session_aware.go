@@ -38,6 +38,7 @@ func init() {
 		Name:     "zk-session-aware",
 		Renews:   true,
 		Queued:   true,
+		Fair:     true, // the lowest sequential node holds, each waiter watches the one just before it
 		Summary:  "ZooKeeper EPHEMERAL_SEQUENTIAL protected node, lowest holds, watch the predecessor; the holder follows its session (Curator-style)",
 		Source:   "Apache Curator InterProcessMutex; ZooKeeper's lock recipe, as two of the source articles retell it",
 		Token:    "czxid of the holder's lock node",

@@ -10,13 +10,15 @@ import (
 )
 
 // Status is what a cell says about a lock under a fault: a verdict's outcome (checker.Outcome:
-// safe, damaged, rescued, stuck, inconclusive, unsafe), or one of the matrix's own (n/a, error).
+// safe, damaged, starved, rescued, stuck, inconclusive, unsafe), or one of the matrix's own (n/a,
+// error).
 // Outcomes are strictly ordered (checker.Outcomes); n/a and error stand outside the order.
 type Status = checker.Outcome
 
 const (
 	Safe                = checker.Safe
 	Damaged             = checker.Damaged
+	Starved             = checker.Starved
 	Rescued             = checker.Rescued
 	Unsafe              = checker.Unsafe
 	Stuck               = checker.Stuck
@@ -35,12 +37,22 @@ type Outcome struct {
 	Failed   []string      `json:"failed_registers,omitempty"`
 	Stuck    bool          `json:"stuck"`
 	// Collateral damage to legitimate holders (checker.Collateral).
-	FailedReleases  int    `json:"failed_releases,omitempty"`
-	LegitRejections int    `json:"legit_rejections,omitempty"`
-	TokenAnomalies  int    `json:"token_anomalies,omitempty"`
-	Detail          string `json:"detail"`
-	Dir             string `json:"run_folder,omitempty"`
-	Err             string `json:"error,omitempty"`
+	FailedReleases  int `json:"failed_releases,omitempty"`
+	LegitRejections int `json:"legit_rejections,omitempty"`
+	TokenAnomalies  int `json:"token_anomalies,omitempty"`
+	// How much the lock served, for comparisons (compare.go): acquisitions (what the rates are
+	// per), how long it was stuck at the end, clients starved, the share of the run askers were
+	// refused, and the unfair overtakes of a design that promises first come, first served.
+	Acquisitions int           `json:"acquisitions,omitempty"`
+	StuckFor     time.Duration `json:"stuck_for_ns,omitempty"`
+	Starved      int           `json:"starved_clients,omitempty"`
+	RefusedShare float64       `json:"refused_share,omitempty"`
+	BarelyServed bool          `json:"barely_served,omitempty"`
+	Unfair       int           `json:"unfair_overtakes,omitempty"`
+	FairPromised bool          `json:"fair_promised,omitempty"`
+	Detail       string        `json:"detail"`
+	Dir          string        `json:"run_folder,omitempty"`
+	Err          string        `json:"error,omitempty"`
 }
 
 // Classify turns a verdict into a cell outcome with the checker's rule (checker.Judge).
@@ -48,7 +60,12 @@ func Classify(v checker.Verdict, hasToken bool) Outcome {
 	j := checker.Judge(v)
 	o := Outcome{Status: j.Outcome, Windows: len(v.MutualExclusion.Windows), Overlap: v.MutualExclusion.TotalOverlap,
 		Lost: v.Registers[resource.Unfenced].LostUpdates, Rescuers: j.Rescuers, Failed: j.Failed, Stuck: v.Liveness.Stuck,
-		FailedReleases: v.Collateral.FailedReleases, LegitRejections: v.Collateral.LegitRejections, TokenAnomalies: v.Collateral.TokenAnomalies}
+		FailedReleases: v.Collateral.FailedReleases, LegitRejections: v.Collateral.LegitRejections, TokenAnomalies: v.Collateral.TokenAnomalies,
+		Acquisitions: v.Liveness.Acquisitions, Starved: len(v.Liveness.StarvedClients()), RefusedShare: v.Liveness.RefusedShare,
+		BarelyServed: v.Liveness.BarelyServed, Unfair: v.Fairness.Unfair, FairPromised: v.Fairness.Promised}
+	if v.Liveness.Stuck {
+		o.StuckFor = v.Liveness.StuckFor
+	}
 	o.Detail = checker.Short(v)
 	switch {
 	case o.Status == Unsafe && j.NoFault:
@@ -59,16 +76,37 @@ func Classify(v checker.Verdict, hasToken bool) Outcome {
 	return o
 }
 
-// damageKinds names the kinds of collateral damage a run showed: "failed releases, token anomalies".
+// damageKinds names the kinds of harm a run showed its rightful users: "failed releases, token
+// anomalies", "unfair overtakes" (a design that promises first come, first served).
 func (o Outcome) damageKinds() string {
 	var kinds []string
+	unfair := 0
+	if o.FairPromised && checker.PromiseBroken(o.Unfair, o.Acquisitions) {
+		unfair = o.Unfair
+	}
 	for _, k := range []struct {
 		n    int
 		name string
-	}{{o.FailedReleases, "failed releases"}, {o.LegitRejections, "rightful accesses refused"}, {o.TokenAnomalies, "token anomalies"}} {
+	}{{o.FailedReleases, "failed releases"}, {o.LegitRejections, "rightful accesses refused"}, {o.TokenAnomalies, "token anomalies"},
+		{unfair, "unfair overtakes"}} {
 		if k.n > 0 {
 			kinds = append(kinds, k.name)
 		}
+	}
+	return strings.Join(kinds, ", ")
+}
+
+// starvedKinds says how a run failed to serve: "1 starved client", "askers refused 83%".
+func (o Outcome) starvedKinds() string {
+	var kinds []string
+	switch {
+	case o.Starved == 1:
+		kinds = append(kinds, "1 starved client")
+	case o.Starved > 1:
+		kinds = append(kinds, fmt.Sprintf("%d starved clients", o.Starved))
+	}
+	if o.BarelyServed {
+		kinds = append(kinds, fmt.Sprintf("askers refused %.0f%%", 100*o.RefusedShare))
 	}
 	return strings.Join(kinds, ", ")
 }
@@ -123,13 +161,17 @@ func (c Cell) Label() string {
 			}
 		}
 	}
-	if c.Status == Damaged {
-		for _, o := range c.Outcomes {
-			if o.Status == Damaged {
-				s += " (" + o.damageKinds() + ")"
-				break
-			}
+	for _, o := range c.Outcomes {
+		if o.Status != c.Status {
+			continue
 		}
+		switch c.Status {
+		case Damaged:
+			s += " (" + o.damageKinds() + ")"
+		case Starved:
+			s += " (" + o.starvedKinds() + ")"
+		}
+		break
 	}
 	if c.Runs > 1 {
 		s += fmt.Sprintf(" %d/%d", c.Agree, c.Runs)
@@ -138,7 +180,7 @@ func (c Cell) Label() string {
 }
 
 // Meets reports whether the cell satisfies a gate: its status is require or better in the strict
-// order safe < damaged < rescued < stuck < inconclusive < unsafe (checker.Outcomes). n/a cells
+// order safe < damaged < starved < rescued < stuck < inconclusive < unsafe (checker.Outcomes). n/a cells
 // always pass; errors never do; without a gate (require "") every other cell passes.
 func (c Cell) Meets(require Status) bool {
 	switch {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
 )
@@ -18,39 +19,69 @@ func rank(s Status) int {
 	return slices.Index(checker.Outcomes, s)
 }
 
-// Worse says whether cell a shows the lock doing worse than cell b under the same fault, and how:
-// a worse status (in checker.Outcomes' strict order), a register that lost data (or was not
-// linearizable) in some run of a and in no run of b, or, with the same status, collateral damage
-// of a kind b never showed (failed releases, rightful accesses refused, token anomalies), or
-// fencing that kept fewer registers correct (a rescue by fenced-rw alone where b was rescued by
-// fenced-write too). Cells that judged nothing (n/a, error, inconclusive) are never worse or
-// better.
+// Worse says whether cell a shows the lock doing worse than cell b under the same fault, and how
+// (every way, joined): see Regressions.
 func Worse(a, b Cell) (string, bool) {
+	how := Regressions(a, b)
+	return strings.Join(how, "; "), len(how) > 0
+}
+
+// Regressions lists every way cell a shows the lock doing worse than cell b (its baseline: the
+// original of a mutant, the last release, the previous version of a library) under the same fault:
+//   - a worse status (in checker.Outcomes' strict order) than the worst run of b;
+//   - a register that lost data (or was not linearizable) in some run of a and in no run of b;
+//   - with the same status, harm of a kind b never showed (failed releases, rightful accesses
+//     refused, token anomalies, unfair overtakes), or fencing that kept fewer registers correct;
+//   - whatever the statuses, more of something bad than run-to-run noise explains (magnitudes):
+//     double-ownership windows and overlap per 1,000 acquisitions, unfenced updates lost per 1,000
+//     acquisitions, stuck time, starved clients, the share of the run askers were refused, unfair
+//     overtakes of a design that promises first come, first served, and each kind of collateral
+//     damage per 1,000 acquisitions. A status hides how much: a broken copy that double-owns a
+//     hundred times more often than its original can have the same status, or a better one
+//     (rescued by fencing where the original was unsafe).
+//
+// Cells that judged nothing (n/a, error, inconclusive) are never worse or better.
+func Regressions(a, b Cell) []string {
 	ra, rb := rank(a.Status), rank(b.Status)
 	if ra < 0 || rb < 0 {
-		return "", false
+		return nil
 	}
-	if ra < rb {
-		return fmt.Sprintf("%s, not %s", a.Label(), b.Label()), true
+	var out []string
+	if worst := worstStatus(b); ra < rank(worst) && ra < rb {
+		s := fmt.Sprintf("%s, not %s", a.Label(), b.Label())
+		if worst != b.Status {
+			s += " (its worst run: " + string(worst) + ")"
+		}
+		out = append(out, s)
 	}
 	if lost := newlyFailed(a, b); len(lost) > 0 {
 		// Whatever the labels say: an overlap that lost nothing is unsafe, one whose loss
 		// fencing caught is rescued, yet losing data the original kept is the worse lock.
-		return fmt.Sprintf("%s lost data the original kept (%s, not %s)", strings.Join(lost, ", "), a.Label(), b.Label()), true
+		out = append(out, fmt.Sprintf("%s lost data the baseline kept (%s, not %s)", strings.Join(lost, ", "), a.Label(), b.Label()))
 	}
-	if ra != rb {
-		return "", false
-	}
-	if extra := newDamage(a, b); extra != "" {
-		return fmt.Sprintf("%s, with %s", a.Label(), extra), true
-	}
-	if a.Status == Rescued {
-		ka, kb := rescuers(a), rescuers(b)
-		if len(ka) < len(kb) && subset(ka, kb) {
-			return fmt.Sprintf("rescued by %s only, not by %s", strings.Join(ka, ", "), strings.Join(kb, ", ")), true
+	if ra == rb {
+		if extra := newDamage(a, b); extra != "" {
+			out = append(out, fmt.Sprintf("%s, with %s", a.Label(), extra))
+		}
+		if a.Status == Rescued {
+			ka, kb := rescuers(a), rescuers(b)
+			if len(ka) < len(kb) && subset(ka, kb) {
+				out = append(out, fmt.Sprintf("rescued by %s only, not by %s", strings.Join(ka, ", "), strings.Join(kb, ", ")))
+			}
 		}
 	}
-	return "", false
+	return append(out, magnitudes(a, b)...)
+}
+
+// worstStatus is the worst status among the judged runs of c (its own status without runs).
+func worstStatus(c Cell) Status {
+	worst := c.Status
+	for _, o := range c.Outcomes {
+		if r := rank(o.Status); r >= 0 && r < rank(worst) {
+			worst = o.Status
+		}
+	}
+	return worst
 }
 
 // newlyFailed lists the registers that failed in some run of a and in no run of b.
@@ -70,27 +101,21 @@ func newlyFailed(a, b Cell) []string {
 	return slices.DeleteFunc(failed(a), func(r string) bool { return slices.Contains(fb, r) })
 }
 
-// newDamage names the kinds of collateral damage some run of a shows and no run of b does.
+// newDamage names the kinds of harm some run of a shows and no run of b does.
 func newDamage(a, b Cell) string {
-	kinds := func(c Cell) (fr, lr, ta bool) {
+	kinds := func(c Cell) []string {
+		var out []string
 		for _, o := range c.Outcomes {
-			fr, lr, ta = fr || o.FailedReleases > 0, lr || o.LegitRejections > 0, ta || o.TokenAnomalies > 0
+			for _, k := range strings.Split(o.damageKinds(), ", ") {
+				if k != "" && !slices.Contains(out, k) {
+					out = append(out, k)
+				}
+			}
 		}
-		return
+		return out
 	}
-	afr, alr, ata := kinds(a)
-	bfr, blr, bta := kinds(b)
-	var out []string
-	if afr && !bfr {
-		out = append(out, "failed releases")
-	}
-	if alr && !blr {
-		out = append(out, "rightful accesses refused")
-	}
-	if ata && !bta {
-		out = append(out, "token anomalies")
-	}
-	return strings.Join(out, ", ")
+	kb := kinds(b)
+	return strings.Join(slices.DeleteFunc(kinds(a), func(k string) bool { return slices.Contains(kb, k) }), ", ")
 }
 
 // rescuers are the fenced registers that rescued every rescued run of the cell.
@@ -119,10 +144,163 @@ func subset(a, b []string) bool {
 	return true
 }
 
+// A magnitude is one figure of a run where more is worse, with the margin run-to-run noise needs.
+//
+// The rule (noise): a cell's figure got worse only when every run of it is above the baseline's
+// worst run, by half as much again (rel) plus a floor: figure(run) > rel·max(baseline) + floor.
+// That is complete separation of the two sets of runs. With three runs a side it is the one-sided
+// exact Mann-Whitney U test at p = 1/20 = 0.05 (of the 20 ways to rank six runs, one puts the
+// three of the new cell above the three of the baseline), made stricter by the margin; with one
+// run a side the margin is all that stands between a gate and noise, so single-run gates should
+// be read as a hint and confirmed with --count 3. The floor is two events (a window, an update,
+// an overtake) at the run's own rate, or 500 ms of time, so that 0 against 1 is never a
+// regression; the factor, because counts of events in runs of a few seconds vary by about that
+// much between runs of the same scenario (make repeat).
+type magnitude struct {
+	name string
+	// value is the figure of one run, and whether the run has it (a rate needs acquisitions).
+	value func(Outcome) (float64, bool)
+	// floor is the absolute part of the margin for a run of a.
+	floor func(Outcome) float64
+	rel   float64
+	unit  func(float64) string
+}
+
+// perThousand makes a count a rate per 1,000 acquisitions of the run.
+func perThousand(n func(Outcome) float64) func(Outcome) (float64, bool) {
+	return func(o Outcome) (float64, bool) {
+		if o.Acquisitions == 0 {
+			return 0, false
+		}
+		return 1000 * n(o) / float64(o.Acquisitions), true
+	}
+}
+
+// events is the floor of a rate: that many events at the run's own rate.
+func events(n float64) func(Outcome) float64 {
+	return func(o Outcome) float64 { return 1000 * n / float64(max(o.Acquisitions, 1)) }
+}
+
+func fixed(f float64) func(Outcome) float64 { return func(Outcome) float64 { return f } }
+
+func rate(v float64) string    { return fmt.Sprintf("%.1f", v) }
+func seconds(v float64) string { return checker.Human(time.Duration(v * float64(time.Second))) }
+func count(v float64) string   { return fmt.Sprintf("%.0f", v) }
+func share(v float64) string   { return fmt.Sprintf("%.0f%%", 100*v) }
+
+var magnitudes_ = []magnitude{
+	{"double-ownership windows per 1,000 acquisitions", perThousand(func(o Outcome) float64 { return float64(o.Windows) }), events(2), 1.5, rate},
+	{"overlap per 1,000 acquisitions", perThousand(func(o Outcome) float64 { return o.Overlap.Seconds() }),
+		func(o Outcome) float64 { return 1000 * 0.5 / float64(max(o.Acquisitions, 1)) }, 1.5, seconds},
+	{"unfenced updates lost per 1,000 acquisitions", perThousand(func(o Outcome) float64 { return float64(o.Lost) }), events(2), 1.5, rate},
+	{"stuck time", func(o Outcome) (float64, bool) { return o.StuckFor.Seconds(), true }, fixed(0.5), 1.5, seconds},
+	{"starved clients", func(o Outcome) (float64, bool) { return float64(o.Starved), true }, fixed(0.5), 1, count},
+	{"share of the run askers were refused", func(o Outcome) (float64, bool) { return o.RefusedShare, true }, fixed(0.1), 1.5, share},
+	{"unfair overtakes per 1,000 acquisitions (first come, first served promised)", func(o Outcome) (float64, bool) {
+		if !o.FairPromised || o.Acquisitions == 0 {
+			return 0, false
+		}
+		return 1000 * float64(o.Unfair) / float64(o.Acquisitions), true
+	}, events(2), 1.5, rate},
+	{"failed releases per 1,000 acquisitions", perThousand(func(o Outcome) float64 { return float64(o.FailedReleases) }), events(2), 1.5, rate},
+	{"rightful accesses refused per 1,000 acquisitions", perThousand(func(o Outcome) float64 { return float64(o.LegitRejections) }), events(2), 1.5, rate},
+	{"token anomalies per 1,000 acquisitions", perThousand(func(o Outcome) float64 { return float64(o.TokenAnomalies) }), events(2), 1.5, rate},
+}
+
+// magnitudes lists the figures of a that got worse than b's beyond noise (see magnitude).
+func magnitudes(a, b Cell) []string {
+	judged := func(c Cell) []Outcome {
+		return slices.DeleteFunc(slices.Clone(c.Outcomes), func(o Outcome) bool { return rank(o.Status) < 0 })
+	}
+	ra, rb := judged(a), judged(b)
+	if len(ra) == 0 || len(rb) == 0 {
+		return nil
+	}
+	var out []string
+	for _, m := range magnitudes_ {
+		worstB, haveB := 0.0, false
+		for _, o := range rb {
+			if v, ok := m.value(o); ok {
+				worstB, haveB = max(worstB, v), true
+			}
+		}
+		if !haveB {
+			continue // the baseline does not have this figure (a matrix.json written before it was)
+		}
+		worse, lowest := true, 0.0
+		for i, o := range ra {
+			v, ok := m.value(o)
+			if !ok || v <= m.rel*worstB+m.floor(o) {
+				worse = false
+				break
+			}
+			if i == 0 || v < lowest {
+				lowest = v
+			}
+		}
+		if !worse {
+			continue
+		}
+		s := fmt.Sprintf("%s: %s", m.name, m.unit(lowest))
+		if len(ra) > 1 {
+			s = fmt.Sprintf("%s: at least %s in each of %d runs", m.name, m.unit(lowest), len(ra))
+		}
+		out = append(out, s+fmt.Sprintf(", against at most %s in the baseline's %s", m.unit(worstB), plural(len(rb), "run")))
+	}
+	return out
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // CellOf makes a cell from judged runs made outside the grid (a scenario file run with a design
 // in place of another), so Worse can compare them.
 func CellOf(lock, fault string, outs ...Outcome) Cell {
 	c := Cell{Lock: lock, Fault: fault, Outcomes: outs}
 	c.summarise()
 	return c
+}
+
+// Regression is one cell that got worse than its baseline cell.
+type Regression struct {
+	Lock     string   `json:"lock"`
+	Fault    string   `json:"fault"`
+	Baseline string   `json:"baseline"` // the baseline cell's lock: the same, or --baseline-lock's
+	How      []string `json:"how"`
+}
+
+// Compare lists the cells of m that got worse than the same lock's cell under the same fault in
+// base (a matrix of an earlier release, or of the lock's previous version). Cells missing from
+// either are skipped.
+func Compare(m, base *Matrix) []Regression {
+	var out []Regression
+	for _, c := range m.Cells {
+		if b, ok := base.Cell(c.Lock, c.Fault); ok {
+			if how := Regressions(c, b); len(how) > 0 {
+				out = append(out, Regression{Lock: c.Lock, Fault: c.Fault, Baseline: b.Lock, How: how})
+			}
+		}
+	}
+	return out
+}
+
+// CompareLocks lists the cells of m's other rows that got worse than baseLock's cell under the same
+// fault in m itself: a changed design against its original in one run.
+func CompareLocks(m *Matrix, baseLock string) []Regression {
+	var out []Regression
+	for _, c := range m.Cells {
+		if c.Lock == baseLock {
+			continue
+		}
+		if b, ok := m.Cell(baseLock, c.Fault); ok {
+			if how := Regressions(c, b); len(how) > 0 {
+				out = append(out, Regression{Lock: c.Lock, Fault: c.Fault, Baseline: baseLock, How: how})
+			}
+		}
+	}
+	return out
 }

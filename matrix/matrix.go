@@ -49,6 +49,11 @@ type Matrix struct {
 	// that were not there (their cells are absent).
 	Merged        int      `json:"merged_shards,omitempty"`
 	MissingShards []string `json:"missing_shards,omitempty"`
+
+	// Baseline says what the cells were gated against (lockcheck matrix --baseline,
+	// --baseline-lock), and Regressions the cells that got worse than it (compare.go).
+	Baseline    string       `json:"baseline,omitempty"`
+	Regressions []Regression `json:"regressions,omitempty"`
 }
 
 // CellKey names a cell for sharding: its shard depends on this and nothing else.

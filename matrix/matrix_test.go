@@ -102,7 +102,7 @@ func TestCellStatusIsTheMostFrequentAndTiesGoToTheWorse(t *testing.T) {
 // --require S passes exactly the cells with status S or better in the strict order; n/a always
 // passes, error never; no gate passes everything but errors.
 func TestMeetsFollowsTheStrictOrder(t *testing.T) {
-	order := []Status{Safe, Damaged, Rescued, Stuck, Inconclusive, Unsafe}
+	order := []Status{Safe, Damaged, Starved, Rescued, Stuck, Inconclusive, Unsafe}
 	for i, require := range order {
 		for j, status := range order {
 			if got := (Cell{Status: status}).Meets(require); got != (j <= i) {
@@ -116,7 +116,7 @@ func TestMeetsFollowsTheStrictOrder(t *testing.T) {
 	if !(Cell{Status: Unsafe}).Meets("") || (Cell{Status: Error}).Meets("") {
 		t.Error("without a gate every cell but an error passes")
 	}
-	if _, err := ParseRequire("rescue"); err == nil || !strings.Contains(err.Error(), "want one of safe, damaged, rescued, stuck, inconclusive, unsafe") {
+	if _, err := ParseRequire("rescue"); err == nil || !strings.Contains(err.Error(), "want one of safe, damaged, starved, rescued, stuck, inconclusive, unsafe") {
 		t.Errorf("ParseRequire(rescue): %v", err)
 	}
 	if s, err := ParseRequire("damaged"); err != nil || s != Damaged {

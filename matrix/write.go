@@ -114,6 +114,21 @@ func (m *Matrix) Markdown(w io.Writer, base string) {
 		}
 		fmt.Fprintf(w, "- **%s**%s: %s\n", f.Name, claims, f.Summary)
 	}
+	if m.Baseline != "" {
+		fmt.Fprintf(w, "\n## Against the baseline\n\n%s: ", m.Baseline)
+		if len(m.Regressions) == 0 {
+			fmt.Fprint(w, "no cell got worse.\n")
+		} else {
+			fmt.Fprintf(w, "%d cell(s) got worse.\n\n", len(m.Regressions))
+			for _, r := range m.Regressions {
+				against := ""
+				if r.Baseline != r.Lock {
+					against = " (against " + r.Baseline + ")"
+				}
+				fmt.Fprintf(w, "- %s × %s%s: %s\n", r.Lock, r.Fault, against, strings.Join(r.How, "; "))
+			}
+		}
+	}
 	fmt.Fprint(w, "\n## Cells\n\n")
 	for _, c := range m.Cells {
 		folder := ""
@@ -124,7 +139,10 @@ func (m *Matrix) Markdown(w io.Writer, base string) {
 	}
 	fmt.Fprint(w, "\nStatuses, best first: safe = mutual exclusion held, nothing lost, no collateral damage; "+
 		"damaged = mutual exclusion held and nothing lost, but a holder that had the lock by every record saw a failed "+
-		"release, a fenced register refused it, or tokens came out of order; rescued = the unfenced register lost data "+
+		"release, a fenced register refused it, or tokens came out of order, or a design that promises first come, first "+
+		"served let a client overtake a waiter; starved = mutual exclusion held and nothing lost, but a client asked in "+
+		"vain while others got the lock for longer than the scenario's bound, or askers were refused most of the run; "+
+		"rescued = the unfenced register lost data "+
 		"but the named fencing register stayed linearizable with nothing lost; stuck = the lock was never freed again; "+
 		"inconclusive = the run proves nothing (no acquisition); unsafe = double ownership or the unfenced register lost "+
 		"data, and no register of the design kept it correct (a double ownership that lost nothing in this run is unsafe "+
@@ -160,7 +178,7 @@ var page = template.Must(template.New("matrix").Funcs(template.FuncMap{
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
 table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:6px 8px;vertical-align:top}
 th{background:#f4f4f4;font-weight:600}td.lock{font-weight:600;white-space:nowrap}
-.safe{background:#d9f2dd}.damaged{background:#e6f0c0}.rescued{background:#fff2c2}.unsafe{background:#f8d0cc}.stuck{background:#e4d7f5}
+.safe{background:#d9f2dd}.damaged{background:#e6f0c0}.starved{background:#f5e6c8}.rescued{background:#fff2c2}.unsafe{background:#f8d0cc}.stuck{background:#e4d7f5}
 .na{background:#eee;color:#888}.error{background:#888;color:#fff}
 td small{display:block;color:#444;max-width:18em}a{color:inherit}
 </style></head><body>
@@ -169,7 +187,8 @@ td small{display:block;color:#444;max-width:18em}a{color:inherit}
 <table><tr><th>lock</th>{{range .M.Faults}}<th title="{{summary .}}">{{.}}</th>{{end}}</tr>
 {{range $lock := .M.Locks}}<tr><td class="lock">{{$lock}}</td>{{range $f := $.M.Faults}}{{with cell $.M $lock $f}}<td class="{{if eq .Status "n/a"}}na{{else}}{{.Status}}{{end}}">{{with link $.Base .}}<a href="{{.}}">{{end}}{{.Label}}{{if link $.Base .}}</a>{{end}}<small>{{.Detail}}</small></td>{{else}}<td>—</td>{{end}}{{end}}</tr>
 {{end}}</table>
-<p>Best first — safe: mutual exclusion held, nothing lost, no collateral damage · damaged: held and nothing lost, but rightful holders were harmed (failed releases, refused by fencing, tokens out of order) · rescued: the lock failed under the fault, a fencing register stayed correct · stuck: never freed again · inconclusive: the run proves nothing · unsafe: the lock failed and nothing the design offers kept the data correct (with no fault, fencing is no rescue) · n/a: fault does not apply</p>
+{{with .M.Baseline}}<h2>Against the baseline</h2><p>{{.}}: {{if $.M.Regressions}}{{len $.M.Regressions}} cell(s) got worse.</p><ul>{{range $.M.Regressions}}<li><b>{{.Lock}} × {{.Fault}}</b>{{if ne .Baseline .Lock}} (against {{.Baseline}}){{end}}: {{range $i, $h := .How}}{{if $i}}; {{end}}{{$h}}{{end}}</li>{{end}}</ul>{{else}}no cell got worse.</p>{{end}}{{end}}
+<p>Best first — safe: mutual exclusion held, nothing lost, no collateral damage · damaged: held and nothing lost, but rightful users were harmed (failed releases, refused by fencing, tokens out of order, a fair design's unfair overtakes) · starved: held and nothing lost, but a client asked in vain while others were served, or askers were refused most of the run · rescued: the lock failed under the fault, a fencing register stayed correct · stuck: never freed again · inconclusive: the run proves nothing · unsafe: the lock failed and nothing the design offers kept the data correct (with no fault, fencing is no rescue) · n/a: fault does not apply</p>
 </body></html>
 `))
 

@@ -72,7 +72,7 @@ type registerRow struct {
 	Name, Class, Linearizable, Lost, Final, Link        string
 	Applicable                                          bool
 	Acked, ReadsRejected, WritesRejected, WritesUnknown int
-	LegitRejected                                       int
+	LegitRejected, UncertainRejected                    int
 }
 
 type faultKind struct{ Kind, Color string }
@@ -97,6 +97,7 @@ type pageFields struct {
 	Registers                     []registerRow
 	Fairness                      []fairnessRow // fairness.go
 	FairnessTotal                 string
+	Promised                      bool            // the design promises first come, first served
 	Collateral                    []collateralRow // collateral.go
 	CollateralTotal               string
 	Files                         []string
@@ -171,7 +172,7 @@ func pageData(r *run) (*pageFields, error) {
 			}
 		}
 	}
-	d.Fairness, d.FairnessTotal = fairnessRows(v.Fairness), fairnessTotal(v.Fairness)
+	d.Fairness, d.FairnessTotal, d.Promised = fairnessRows(v), fairnessTotal(v), v.Fairness.Promised
 	d.Collateral, d.CollateralTotal = collateralRows(v.Collateral), collateralTotal(v.Collateral)
 	seen := map[string]bool{}
 	for _, f := range r.faults {
@@ -194,7 +195,7 @@ func pageData(r *run) (*pageFields, error) {
 func newRegisterRow(r *run, name string, rv checker.RegisterVerdict) registerRow {
 	row := registerRow{Name: name, Applicable: rv.Applicable, Linearizable: rv.Linearizable, Lost: "?", Final: "-",
 		Acked: rv.AckedIncrements, ReadsRejected: rv.ReadsRejected, WritesRejected: rv.WritesRejected, WritesUnknown: rv.WritesUnknown,
-		LegitRejected: rv.LegitRejected}
+		LegitRejected: rv.LegitRejected, UncertainRejected: rv.UncertainRejected}
 	if rv.LostUpdatesKnown {
 		row.Lost = fmt.Sprint(rv.LostUpdates)
 	}

@@ -63,24 +63,15 @@ func newRunDir(root string, sc *scenarios.Scenario) (string, error) {
 // disagree. A folder with only history.jsonl is judged too: without scenario.yaml there are no
 // expectations, and only an inconclusive run fails.
 func Judge(dir string) (*Result, error) {
-	var sc *scenarios.Scenario
-	if _, err := os.Stat(filepath.Join(dir, ScenarioFile)); err == nil {
-		if sc, err = scenarios.Load(filepath.Join(dir, ScenarioFile)); err != nil {
-			return nil, err
-		}
-	}
-	log, err := checker.Load(filepath.Join(dir, HistoryFile))
+	sc, log, v, err := judge(dir)
 	if err != nil {
 		return nil, err
 	}
-	opts := checker.Options{}
 	var expect checker.Expect
 	name := ""
 	if sc != nil {
-		opts.StuckAfter, expect, name = stuckAfter(sc), sc.Expect, sc.Name
+		expect, name = sc.Expect, sc.Name
 	}
-	v := log.Check(opts)
-	v.Inconclusive = expect.Inconclusive(v)
 	res := &Result{Dir: dir, Scenario: name, Verdict: v, Mismatches: expect.Match(v)}
 	if sc != nil {
 		res.ClientLocks = sc.ClientLockNames()
@@ -109,6 +100,37 @@ func Judge(dir string) (*Result, error) {
 	return res, nil
 }
 
+// Verdict judges a run folder as Judge does and writes nothing: how a run of an earlier release
+// is judged again by this checker (lockcheck matrix --baseline). It returns the run's scenario too
+// (nil when the folder has none).
+func Verdict(dir string) (checker.Verdict, *scenarios.Scenario, error) {
+	sc, _, v, err := judge(dir)
+	return v, sc, err
+}
+
+// judge reads a run folder and judges its history with the options its scenario sets.
+func judge(dir string) (*scenarios.Scenario, *checker.Log, checker.Verdict, error) {
+	var sc *scenarios.Scenario
+	if _, err := os.Stat(filepath.Join(dir, ScenarioFile)); err == nil {
+		if sc, err = scenarios.Load(filepath.Join(dir, ScenarioFile)); err != nil {
+			return nil, nil, checker.Verdict{}, err
+		}
+	}
+	log, err := checker.Load(filepath.Join(dir, HistoryFile))
+	if err != nil {
+		return nil, nil, checker.Verdict{}, err
+	}
+	opts := checker.Options{}
+	var expect checker.Expect
+	if sc != nil {
+		opts.StuckAfter, expect = stuckAfter(sc), sc.Expect
+		opts.StarvedAfter, opts.FirstComeFirstServed = starvedAfter(sc), sc.Design().Fair
+	}
+	v := log.Check(opts)
+	v.Inconclusive = expect.Inconclusive(v)
+	return sc, log, v, nil
+}
+
 // stuckAfter is how long the lock may stay unobtainable at the end of a run before the verdict
 // calls it stuck: well past any lease, so a lease that frees itself is never called stuck.
 func stuckAfter(sc *scenarios.Scenario) time.Duration {
@@ -120,4 +142,18 @@ func stuckAfter(sc *scenarios.Scenario) time.Duration {
 		d = time.Second
 	}
 	return d
+}
+
+// starvedAfter is how long a client may be passed over (ask in vain while others get the lock)
+// before the verdict calls it starved, unless the scenario sets it (expect.liveness.starved_after):
+// the larger of what makes a lock stuck (stuckAfter: a lease may keep one client out for a while
+// without anything being wrong, e.g. a waiter dropped from a queue sleeps until the lease it was
+// told has passed) and twice a turn in line (every other client holding once before it). The
+// checker also asks for more acquisitions of others in that time than bad luck explains.
+func starvedAfter(sc *scenarios.Scenario) time.Duration {
+	if d := sc.Expect.StarvedAfter(); d > 0 {
+		return d.D()
+	}
+	turn := time.Duration(max(sc.Clients-1, 1)) * (sc.Workload.Hold.D() + sc.Workload.Think.D())
+	return max(stuckAfter(sc), 2*turn)
 }

@@ -136,6 +136,22 @@ func TestCommandLine(t *testing.T) {
 		}
 	})
 
+	t.Run("the baseline gate refuses what it cannot use before running anything", func(t *testing.T) {
+		for _, c := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"matrix", "--baseline", filepath.Join(t.TempDir(), "nothing")}, "--baseline: "},
+			{[]string{"matrix", "--baseline-lock", "redlok"}, "--baseline-lock: unknown lock \"redlok\"; valid locks:"},
+			{[]string{"matrix", "--baseline", "x", "--baseline-lock", "redlock"}, "--baseline and --baseline-lock: give one"},
+		} {
+			out, code := run(c.args...)
+			if code != exitHarness || !strings.Contains(out, c.want) {
+				t.Errorf("%v: exit %d, want %d saying %q:\n%s", c.args, code, exitHarness, c.want, out)
+			}
+		}
+	})
+
 	t.Run("an unknown run folder is a harness error", func(t *testing.T) {
 		out, code := run("check", filepath.Join(t.TempDir(), "nothing"))
 		if code != exitHarness {

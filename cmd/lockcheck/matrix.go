@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,22 +12,27 @@ import (
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/internal/shard"
 	"github.com/lockcheck/lockcheck/junit"
+	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/matrix"
 	"github.com/lockcheck/lockcheck/runner"
 )
 
 func newMatrixCommand() *cobra.Command {
 	var o matrix.Options
-	var resultsDir, junitFile, require, provider, endpoints, shardFlag string
+	var resultsDir, junitFile, require, provider, endpoints, shardFlag, baseline, baselineLock string
 	cmd := &cobra.Command{
 		Use:   "matrix",
-		Short: "Run a grid of locks × faults and tabulate safe / damaged / rescued by fencing / stuck / unsafe (exit 1: a cell fails --require)",
+		Short: "Run a grid of locks × faults and tabulate safe / damaged / starved / rescued by fencing / stuck / unsafe (exit 1: a cell fails --require or --baseline)",
 		Long: `Run every lock design under every generic fault (flags narrow the grid), one ordinary
 scenario run per cell, and write the grid as Markdown, JSON and HTML into
 RESULTS/matrix/<time>/ (RESULTS/matrix/latest points at the newest). Each cell says, best first:
   safe          mutual exclusion held, nothing lost, no collateral damage;
-  damaged       mutual exclusion held and nothing lost, but the lock harmed clients that held it
-                rightfully: a failed release, fencing refusing them, tokens out of order;
+  damaged       mutual exclusion held and nothing lost, but the lock harmed its rightful users:
+                a failed release, fencing refusing a rightful holder, tokens out of order, or a
+                design that promises first come, first served letting a client overtake a waiter;
+  starved       mutual exclusion held and nothing lost, but the lock did not serve: a client
+                asked in vain while others got the lock for longer than the scenario's bound, or
+                askers were refused most of the run;
   rescued       the lock failed under the fault (double ownership, the unfenced register lost
                 data) but the named fencing register kept the data correct;
   stuck         the lock was never freed again;
@@ -39,8 +45,21 @@ grid takes about 15 minutes on 2 cores.
 
 As a CI gate: --require S fails (exit 1) unless every cell has status S or a better one in the
 order above: --require safe passes only safe cells, --require damaged safe and damaged ones,
---require rescued safe, damaged and rescued ones, --require stuck also stuck ones, and so on.
+--require starved also starved ones, --require rescued also rescued ones, and so on.
 n/a cells always pass. Exit 2: the harness itself failed in some cell (error never passes).
+
+As a regression gate: --baseline PREVIOUS compares each cell with the same lock's cell under the
+same fault in PREVIOUS (a matrix.json, a matrix folder or a results folder of an earlier run: the
+last release, or the lock at its previous library version) and exits 1 if some cell got worse: a
+worse status, or more of something bad than run-to-run noise explains: double-ownership windows
+and overlap per 1,000 acquisitions, lost updates, stuck time, starved clients, the share of the run
+askers were refused, unfair overtakes of a design that promises first come, first served,
+collateral damage. A figure got worse only when every run of the cell is above the baseline's
+worst run by half as much again plus a floor (two events, or 500 ms): with --count 3 on both
+sides that is a one-sided rank test at p = 0.05; with one run a side, read it as a hint. Runs of
+PREVIOUS whose run folders are still there are judged again by this checker first.
+--baseline-lock LOCK compares every other row with LOCK's row of the same run instead: a changed
+design against its original (e.g. --locks mycopy --baseline-lock original).
 
 Across CI jobs: --shard K/N runs part K of N of the grid (a cell's part depends only on its lock
 and fault names), each job with its own results folder; lockcheck merge then combines the jobs'
@@ -58,6 +77,25 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 			if o.Shard, err = shard.Parse(shardFlag); err != nil {
 				return &exitError{exitHarness, fmt.Errorf("--shard: %w", err)}
 			}
+			var base *matrix.Matrix
+			switch {
+			case baseline != "" && baselineLock != "":
+				return &exitError{exitHarness, fmt.Errorf("--baseline and --baseline-lock: give one (a matrix of an earlier run, or a row of this one)")}
+			case baseline != "":
+				var again, recorded int
+				if base, again, recorded, err = matrix.ReadBaseline(baseline); err != nil {
+					return &exitError{exitHarness, fmt.Errorf("--baseline: %w", err)}
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "baseline %s: %d cell(s), %d run(s) judged again by this checker, %d as recorded\n",
+					baseline, len(base.Cells), again, recorded)
+			case baselineLock != "":
+				if _, err := locks.Get(baselineLock); err != nil {
+					return &exitError{exitHarness, fmt.Errorf("--baseline-lock: %w", err)}
+				}
+				if len(o.Locks) > 0 && !slices.Contains(o.Locks, baselineLock) {
+					o.Locks = append([]string{baselineLock}, o.Locks...)
+				}
+			}
 			if err := runner.CheckMachine(); err != nil {
 				return &exitError{exitHarness, err}
 			}
@@ -69,6 +107,12 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 			m, err := matrix.Run(cmd.Context(), o)
 			if err != nil {
 				return &exitError{exitHarness, err}
+			}
+			switch {
+			case base != nil:
+				m.Baseline, m.Regressions = "against "+baseline, matrix.Compare(m, base)
+			case baselineLock != "":
+				m.Baseline, m.Regressions = "against the row of "+baselineLock, matrix.CompareLocks(m, baselineLock)
 			}
 			return finishMatrix(out, resultsDir, junitFile, m, gate)
 		},
@@ -83,6 +127,8 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 	f.StringVar(&require, "require", "", "gate: every cell must have this status or a better one: "+checker.OutcomeNames()+" (exit 1 otherwise)")
 	addProviderFlag(cmd, &provider, &endpoints)
 	f.StringVar(&shardFlag, "shard", "", "run only part K of N of the grid (e.g. 2/3), for a CI job matrix; lockcheck merge combines the parts")
+	f.StringVar(&baseline, "baseline", "", "gate: exit 1 if a cell got worse than in this earlier matrix (matrix.json, matrix folder or results folder)")
+	f.StringVar(&baselineLock, "baseline-lock", "", "gate: exit 1 if a cell of another row got worse than this lock's cell under the same fault")
 	return cmd
 }
 
@@ -121,8 +167,14 @@ func matrixExit(out io.Writer, m *matrix.Matrix, gate matrix.Status) error {
 			return &exitError{exitHarness, fmt.Errorf("the harness failed in %s × %s: %s", c.Lock, c.Fault, c.Detail)}
 		}
 	}
-	if bad := m.Gate(gate); len(bad) > 0 {
+	bad := m.Gate(gate)
+	if len(bad) > 0 {
 		fmt.Fprintf(out, "%d cell(s) fail --require %s\n", len(bad), gate)
+	}
+	if len(m.Regressions) > 0 {
+		fmt.Fprintf(out, "%d cell(s) got worse than the baseline (%s)\n", len(m.Regressions), m.Baseline)
+	}
+	if len(bad) > 0 || len(m.Regressions) > 0 {
 		return &exitError{exitMismatch, nil}
 	}
 	return nil
@@ -137,11 +189,19 @@ func matrixSuite(m *matrix.Matrix, gate matrix.Status) junit.Suite {
 		if len(c.Outcomes) > 0 && c.Outcomes[0].Dir != "" {
 			jc.Output += "\nrun folder: " + c.Outcomes[0].Dir
 		}
+		var worse []string
+		for _, r := range m.Regressions {
+			if r.Lock == c.Lock && r.Fault == c.Fault {
+				worse = r.How
+			}
+		}
 		switch {
 		case c.Status == matrix.Error:
 			jc.Error, jc.Detail = "harness error", c.Detail
 		case !c.Meets(gate):
 			jc.Failure, jc.Detail = fmt.Sprintf("%s, required %s", c.Label(), gate), c.Detail
+		case len(worse) > 0:
+			jc.Failure, jc.Detail = "worse than the baseline ("+m.Baseline+")", strings.Join(worse, "; ")
 		}
 		s.Cases = append(s.Cases, jc)
 	}

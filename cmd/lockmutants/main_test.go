@@ -27,7 +27,7 @@ func TestMutantsKeepTheirOriginalsProperties(t *testing.T) {
 			t.Errorf("%s: want a mutant- name and the bug in its summary, got %q", d.Name, d.Summary)
 		}
 		if d.ServiceName() != o.ServiceName() || d.Nodes != o.Nodes || d.Token != o.Token || d.Expires != o.Expires ||
-			d.Reentrant != o.Reentrant || d.Queued != o.Queued || d.Renews != o.Renews || !slices.Equal(d.Points, o.Points) {
+			d.Reentrant != o.Reentrant || d.Queued != o.Queued || d.Fair != o.Fair || d.Renews != o.Renews || !slices.Equal(d.Points, o.Points) {
 			t.Errorf("%s differs from %s beyond its bug", d.Name, o.Name)
 		}
 		if got, err := locks.Get(d.Name); err != nil || got.Name != d.Name {

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/lockcheck/lockcheck/matrix"
+)
+
+// A cell that got worse than its baseline fails the JUnit case and the exit status, as a cell
+// that fails --require does; without regressions the same grid passes.
+func TestRegressionsFailTheGate(t *testing.T) {
+	cell := matrix.CellOf("getset", "none", matrix.Outcome{Status: matrix.Unsafe})
+	m := &matrix.Matrix{Cells: []matrix.Cell{cell}, Baseline: "against r1"}
+	if err := matrixExit(io.Discard, m, ""); err != nil {
+		t.Fatalf("no regression: %v", err)
+	}
+	m.Regressions = []matrix.Regression{{Lock: "getset", Fault: "none", Baseline: "getset", How: []string{"unsafe, not safe"}}}
+	var ee *exitError
+	if err := matrixExit(io.Discard, m, ""); !errors.As(err, &ee) || ee.code != exitMismatch {
+		t.Errorf("a regression: %v, want exit %d", err, exitMismatch)
+	}
+	s := matrixSuite(m, "")
+	if len(s.Cases) != 1 || s.Cases[0].Failure == "" || s.Cases[0].Detail != "unsafe, not safe" {
+		t.Errorf("JUnit case %+v, want a failure saying how the cell got worse", s.Cases)
+	}
+}
