@@ -27,6 +27,7 @@ import (
 	. "github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/providers/faketime"
+	_ "github.com/lockcheck/lockcheck/providers/local"
 	"github.com/lockcheck/lockcheck/services"
 	_ "github.com/lockcheck/lockcheck/services/all"
 	rediskind "github.com/lockcheck/lockcheck/services/redis"

@@ -18,7 +18,6 @@ import (
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/resource"
 	"github.com/lockcheck/lockcheck/services"
-	_ "github.com/lockcheck/lockcheck/services/all" // every service kind and provider a scenario may name
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -185,7 +184,7 @@ func (s *Scenario) validate() []*Error {
 		bad("ttl", "%s is a lease: give it a ttl (e.g. 500ms)", s.Lock)
 	}
 	if s.Provider != "" && !slices.Contains(providers.Names(), s.Provider) {
-		bad("provider", "unknown provider %q; valid providers: %s", s.Provider, strings.Join(providers.Names(), ", "))
+		bad("provider", "%v", providers.Unknown(s.Provider))
 	}
 	w := s.Workload
 	if w.BackoffMax < w.BackoffMin {

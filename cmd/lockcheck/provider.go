@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockcheck/lockcheck/providers"
-	_ "github.com/lockcheck/lockcheck/services/all" // the providers a flag may name
 )
 
 // addProviderFlag adds --provider, which overrides every scenario's provider: field, and

@@ -24,9 +24,11 @@ import (
 
 	"github.com/lockcheck/lockcheck/internal/proc"
 	"github.com/lockcheck/lockcheck/locks"
+	_ "github.com/lockcheck/lockcheck/providers/all" // where servers may run
 	"github.com/lockcheck/lockcheck/runner"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/services"
+	_ "github.com/lockcheck/lockcheck/services/all" // the service kinds
 	"github.com/lockcheck/lockcheck/workloads"
 )
 

@@ -25,8 +25,9 @@ import (
 
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/matrix"
+	_ "github.com/lockcheck/lockcheck/providers/all" // where servers may run
 	"github.com/lockcheck/lockcheck/runner"
-	_ "github.com/lockcheck/lockcheck/services/all" // the service kinds and providers
+	_ "github.com/lockcheck/lockcheck/services/all" // the service kinds
 	"github.com/lockcheck/lockcheck/workloads"
 )
 

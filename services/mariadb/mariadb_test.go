@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/locks"
+	_ "github.com/lockcheck/lockcheck/providers/local"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/services"
 	_ "github.com/lockcheck/lockcheck/services/all"

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lockcheck/lockcheck/locks"
+	_ "github.com/lockcheck/lockcheck/providers/local"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/services"
 	_ "github.com/lockcheck/lockcheck/services/all"
