@@ -28,7 +28,10 @@ func startTestService(t testing.TB, s locks.TestServiceSpec, clients ...string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := services.Spec{Design: d, Nodes: s.Nodes, Replicas: s.Replicas}
+	spec := services.Spec{Design: d, Nodes: s.Nodes}
+	if s.Replicas > 0 {
+		spec.Server = redis.Settings{Replicas: s.Replicas}
+	}
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -65,10 +65,14 @@ func Parse(path string, src []byte) (*Scenario, error) {
 	}
 	s.Path, s.Source = path, src
 	errs := s.resolveLock(&root)
+	errs = append(errs, s.moveOldSettings()...)
 	s.applyDefaults()
 	errs = append(errs, s.resolveTTLs()...)
 	if errs = append(errs, s.validate()...); len(errs) > 0 {
 		for _, e := range errs {
+			if old, ok := s.moved[e.Field]; ok { // a setting written at the top level: placed there
+				e.Field = old
+			}
 			if e.File == "" { // not already placed in a design file
 				e.File = path
 				e.Line = idx.Line(e.Field)
@@ -121,9 +125,6 @@ func joinErrors(errs []*Error) error {
 func (s *Scenario) applyDefaults() {
 	if s.lockOK && s.Nodes == 0 {
 		s.Nodes = s.design.Nodes
-	}
-	if s.Replicas > 0 && s.Sentinels == 0 {
-		s.Sentinels = 3
 	}
 	w := &s.Workload
 	def := func(d *Duration, v Duration) {
@@ -195,9 +196,6 @@ func (s *Scenario) validate() []*Error {
 	}
 	if w.Readers > s.Clients {
 		bad("workload.readers", "%d readers but only %d clients", w.Readers, s.Clients)
-	}
-	if err == nil && s.Replicas > 0 && design.External {
-		bad("replicas", "%s runs as a program of its own (the lock-client protocol), which does not follow Redis Sentinel", s.Lock)
 	}
 	if err == nil && w.Reentrant && !design.Reentrant {
 		bad("workload.reentrant", "%s is not reentrant", s.Lock)

@@ -149,7 +149,7 @@ func TestServiceSettingsAreCheckedByTheirKind(t *testing.T) {
 		{"a session the ensemble would clamp", strings.Replace(zk, "ttl: 1s", "ttl: 200ms", 1),
 			[]string{"x.yaml:4: ttl:", "between 2 and 20 ticks"}},
 		{"settings a kind does not take", "name: x\nlock: set-nx-px\nclients: 2\nttl: 1s\nduration: 2s\nserver: {maxmemory: 1mb}\n",
-			[]string{"x.yaml:6: server.maxmemory:", "the redis service takes no settings"}},
+			[]string{"x.yaml:6: server.maxmemory:", "the redis service takes: persistence, replicas, sentinels"}},
 		{"too many servers", strings.Replace(zk, "clients: 2", "nodes: 12\nclients: 2", 1),
 			[]string{"x.yaml:3: nodes:", "1..9 servers"}},
 		{"unknown provider", strings.Replace(zk, "clients: 2", "provider: cloud\nclients: 2", 1),

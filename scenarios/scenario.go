@@ -43,11 +43,12 @@ type Scenario struct {
 	Seed     int64                   `yaml:"seed"`
 	Workload Workload                `yaml:"workload"`
 	Clocks   map[string]ClockSetting `yaml:"clocks"` // clients whose own clock starts skewed
-	// What the lock service is asked for beyond its nodes; its kind says which it takes.
-	Persistence string    `yaml:"persistence"` // Redis lock nodes: none (default), aof-everysec, aof-always
-	Replicas    int       `yaml:"replicas"`    // Redis: replicas of the one primary, under Sentinel (failover)
-	Sentinels   int       `yaml:"sentinels"`   // Redis: sentinels watching them (default 3 with replicas)
-	Server      yaml.Node `yaml:"server"`      // settings of the lock service's servers, by kind (e.g. tick_time)
+	// Server is what the lock service is asked for beyond its nodes (tick_time, replicas, ...):
+	// its kind decodes it and says what it takes (services.DecodeServer).
+	Server yaml.Node `yaml:"server"`
+	// Old holds Redis's settings as files wrote them at the top level before each kind owned
+	// its settings; the loader moves them into Server (old.go).
+	Old OldSettings `yaml:",inline"`
 	// Provider says where the servers run (default: local processes); `lockcheck run
 	// --provider` overrides it.
 	Provider string         `yaml:"provider"`
@@ -62,6 +63,7 @@ type Scenario struct {
 	design locks.Design
 	lockOK bool // the lock resolved to a design
 	plan   *services.Plan
+	moved  map[string]string // "server.replicas" -> "replicas": settings moved from the top level
 }
 
 // Workload is how each client uses the lock (see workloads.Workload).
@@ -150,8 +152,7 @@ func (s *Scenario) Schedule() nemesis.Schedule {
 
 // Spec is what the scenario asks of its lock service.
 func (s *Scenario) Spec() services.Spec {
-	spec := services.Spec{Design: s.design, Nodes: s.Nodes, Replicas: s.Replicas, Sentinels: s.Sentinels,
-		Persistence: s.Persistence, TTL: s.TTL.D(), Duration: s.Duration.D()}
+	spec := services.Spec{Design: s.design, Nodes: s.Nodes, TTL: s.TTL.D(), Duration: s.Duration.D()}
 	if s.Server.Kind != 0 {
 		spec.Server = &s.Server
 	}

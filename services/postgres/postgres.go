@@ -87,11 +87,6 @@ func (Kind) Plan(s services.Spec, bad services.Report) *services.Plan {
 	if s.Nodes != 1 {
 		bad("nodes", "the PostgreSQL service is one server; %s runs on 1 node, got %d", s.Design.Name, s.Nodes)
 	}
-	for field, set := range map[string]bool{"persistence": s.Persistence != "", "replicas": s.Replicas != 0, "sentinels": s.Sentinels != 0} {
-		if set {
-			bad(field, "applies to Redis lock nodes only; %s runs on PostgreSQL", s.Design.Name)
-		}
-	}
 	p := &services.Plan{Nodes: []string{Node}, Servers: []string{Node}, MinTTL: time.Millisecond, Detail: set}
 	p.Targets = []nemesis.TargetInfo{{Name: Node, Restart: true, NoClock: noClock}}
 	return p

@@ -20,7 +20,7 @@ import (
 
 func startPersistent(t *testing.T, persistence string, nodes int) *services.Topology {
 	t.Helper()
-	return start(t, services.Spec{Nodes: nodes, Persistence: persistence})
+	return start(t, services.Spec{Nodes: nodes, Server: redis.Settings{Persistence: persistence}})
 }
 
 // crashRestart SIGKILLs n and starts it again, as the nemesis's crash fault does.
@@ -128,7 +128,7 @@ func TestPersistenceAOFEverysecObserved(t *testing.T) {
 }
 
 func TestPersistenceInvalid(t *testing.T) {
-	_, err := services.StartKind(t.Context(), services.Spec{Design: lockDesign(t), Nodes: 1, Persistence: "aof"},
+	_, err := services.StartKind(t.Context(), services.Spec{Design: lockDesign(t), Nodes: 1, Server: redis.Settings{Persistence: "aof"}},
 		services.Options{Dir: t.TempDir()})
 	if err == nil {
 		t.Fatal("a start with persistence aof succeeded")
@@ -142,7 +142,7 @@ func TestPersistenceInvalid(t *testing.T) {
 		t.Fatalf("%d processes left running", len(live))
 	}
 	for _, p := range append([]string{""}, redis.PersistenceModes...) {
-		if _, err := services.MustPlan(services.Spec{Design: lockDesign(t), Nodes: 1, Persistence: p}); err != nil {
+		if _, err := services.MustPlan(services.Spec{Design: lockDesign(t), Nodes: 1, Server: redis.Settings{Persistence: p}}); err != nil {
 			t.Errorf("persistence %q refused: %v", p, err)
 		}
 	}

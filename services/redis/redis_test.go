@@ -476,7 +476,7 @@ func TestStartErrors(t *testing.T) {
 func TestStartCancelledLeavesNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	for _, spec := range []services.Spec{{Nodes: 3}, {Nodes: 1, Replicas: 1}} {
+	for _, spec := range []services.Spec{{Nodes: 3}, {Nodes: 1, Server: redis.Settings{Replicas: 1}}} {
 		spec.Design = lockDesign(t)
 		if _, err := services.StartKind(ctx, spec, services.Options{Dir: t.TempDir(), Clients: []string{"c"}}); err == nil {
 			t.Fatalf("%+v started with a cancelled context", spec)

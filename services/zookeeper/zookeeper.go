@@ -86,11 +86,6 @@ func (Kind) Plan(s services.Spec, bad services.Report) *services.Plan {
 		bad("nodes", "a ZooKeeper ensemble has 1..%d servers, got %d", maxServers, s.Nodes)
 		return nil
 	}
-	for field, set := range map[string]bool{"persistence": s.Persistence != "", "replicas": s.Replicas != 0, "sentinels": s.Sentinels != 0} {
-		if set {
-			bad(field, "applies to Redis lock nodes only; %s runs on ZooKeeper", s.Design.Name)
-		}
-	}
 	if s.TTL != 0 && (s.TTL < 2*tick || s.TTL > 20*tick) {
 		bad("ttl", "a ZooKeeper session lasts between 2 and 20 ticks (%s..%s with tick_time %s); %s would be clamped",
 			2*tick, 20*tick, tick, s.TTL)
