@@ -63,7 +63,10 @@ func Run(ctx context.Context, sc *scenarios.Scenario, o Options) (*Result, error
 		return nil, err
 	}
 	o = o.withDefaults()
-	sc = withDuration(sc, o.Duration)
+	sc, err := withDuration(sc, o.Duration)
+	if err != nil {
+		return nil, err
+	}
 	dir, err := newRunDir(o.ResultsDir, sc)
 	if err != nil {
 		return nil, err
@@ -359,27 +362,19 @@ func recordResource(ctx context.Context, addr string, record func(history.Event)
 
 func workerConfig(sc *scenarios.Scenario, sched nemesis.Schedule, svc *servers, client string, i int) workloads.Config {
 	cfg := workloads.Config{
-		Client:    client,
-		Lock:      sc.Lock,
-		Endpoints: svc.service.Endpoints(client),
-		Role:      sc.Role(client),
-		Resource:  svc.resourceAddr(client),
-		Key:       svc.key,
-		TTL:       sc.TTL.D(),
-		Seed:      sc.Seed*1000 + int64(i),
-		External:  sc.Design().Program,
-		AwaitGo:   true,
-		Clock:     workloads.ClockSetting{Offset: sc.Clocks[client].Offset.D(), Rate: sc.Clocks[client].Rate},
-		Workload: workloads.Workload{
-			Hold:           sc.Workload.Hold.D(),
-			Think:          sc.Workload.Think.D(),
-			StartDelay:     sc.Workload.Start.D() + time.Duration(i)*sc.Workload.Stagger.D(),
-			AcquireTimeout: sc.Workload.AcquireTimeout.D(),
-			BackoffMin:     sc.Workload.BackoffMin.D(),
-			BackoffMax:     sc.Workload.BackoffMax.D(),
-			Timeout:        sc.Workload.Timeout.D(),
-			Reentrant:      sc.Workload.Reentrant,
-		},
+		Client:     client,
+		Lock:       sc.Lock,
+		Endpoints:  svc.service.Endpoints(client),
+		Role:       sc.Role(client),
+		Resource:   svc.resourceAddr(client),
+		Key:        svc.key,
+		TTL:        sc.TTL.D(),
+		Seed:       sc.Seed*1000 + int64(i),
+		External:   sc.Design().Program,
+		AwaitGo:    true,
+		Clock:      workloads.ClockSetting{Offset: sc.Clocks[client].Offset.D(), Rate: sc.Clocks[client].Rate},
+		Workload:   sc.Workload,
+		StartDelay: sc.Workload.Start.D() + time.Duration(i)*sc.Workload.Stagger.D(),
 	}
 	for _, f := range sc.Nemesis {
 		if f.Random == nil && f.Point != "" && f.Target == client {

@@ -64,11 +64,7 @@ func Parse(path string, src []byte) (*Scenario, error) {
 		return nil, yamlErrors(path, idx, err)
 	}
 	s.Path, s.Source = path, src
-	errs := s.resolveLock(&root)
-	errs = append(errs, s.moveOldSettings()...)
-	s.applyDefaults()
-	errs = append(errs, s.resolveTTLs()...)
-	if errs = append(errs, s.validate()...); len(errs) > 0 {
+	if errs := s.complete(&root); len(errs) > 0 {
 		for _, e := range errs {
 			if old, ok := s.moved[e.Field]; ok { // a setting written at the top level: placed there
 				e.Field = old
@@ -81,6 +77,17 @@ func Parse(path string, src []byte) (*Scenario, error) {
 		return nil, joinErrors(errs)
 	}
 	return &s, nil
+}
+
+// complete checks a decoded or built scenario and fills in what it leaves out, the same way for
+// both: its lock, the settings old files give at the top level, defaults, lengths in TTLs, then
+// every rule. root is the file's YAML (nil for a scenario built in Go).
+func (s *Scenario) complete(root *yaml.Node) []*Error {
+	errs := s.resolveLock(root)
+	errs = append(errs, s.moveOldSettings()...)
+	s.applyDefaults()
+	errs = append(errs, s.resolveTTLs()...)
+	return append(errs, s.validate()...)
 }
 
 var lineRE = regexp.MustCompile(`^line (\d+): (.*)$`)

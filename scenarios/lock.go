@@ -124,7 +124,9 @@ func (s *Scenario) resolveLock(root *yaml.Node) []*Error {
 			return ferrs
 		}
 		s.setDesign(locks.ExternalDesign(*p))
-		s.Source = inlineDesignFile(s.Source, root, *p)
+		if root != nil {
+			s.Source = inlineDesignFile(s.Source, root, *p)
+		}
 	case l.Name == "":
 		bad("lock", "missing: a design's name (valid locks: %s), a design file (.yaml) or an inline design {command: [...], ...}", strings.Join(locks.Names(), ", "))
 	default:

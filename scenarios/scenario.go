@@ -15,6 +15,7 @@ import (
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/services"
+	"github.com/lockcheck/lockcheck/workloads"
 )
 
 // Duration and Signed are the duration types scenario files are written with.
@@ -23,7 +24,11 @@ type (
 	Signed   = yamltime.Signed
 )
 
-// Scenario is one scenario file.
+// TTLs is a length of n of the scenario's TTLs ("4ttl" in a file), resolved when the scenario is
+// loaded or built (New).
+func TTLs(n float64) Duration { return yamltime.TTLs(n) }
+
+// Scenario is one scenario: a file as loaded (Load), or built in Go (New).
 type Scenario struct {
 	Name        string   `yaml:"name"`
 	Description string   `yaml:"description"`
@@ -55,8 +60,11 @@ type Scenario struct {
 	Nemesis  []Entry        `yaml:"nemesis"`
 	Expect   checker.Expect `yaml:"expect"`
 
-	// Path is the file it was loaded from.
+	// Path is the file it was loaded from (for one built in Go: what its errors are placed in).
 	Path string `yaml:"-"`
+	// Comment heads the YAML text of a scenario built or changed in Go (Text): where it came
+	// from, what was changed.
+	Comment string `yaml:"-"`
 	// Source is the file's text, kept so a run folder holds the exact scenario it ran.
 	Source []byte `yaml:"-"`
 
@@ -66,19 +74,8 @@ type Scenario struct {
 	moved  map[string]string // "server.replicas" -> "replicas": settings moved from the top level
 }
 
-// Workload is how each client uses the lock (see workloads.Workload).
-type Workload struct {
-	Hold           Duration `yaml:"hold"`
-	Think          Duration `yaml:"think"`
-	Stagger        Duration `yaml:"stagger"` // client-N starts (N-1)*stagger after client-1: who goes first is then deterministic
-	Start          Duration `yaml:"start"`   // every client waits this long before its first acquire, so faults planned at 0s are in force first
-	AcquireTimeout Duration `yaml:"acquire_timeout"`
-	BackoffMin     Duration `yaml:"backoff_min"`
-	BackoffMax     Duration `yaml:"backoff_max"`
-	Timeout        Duration `yaml:"timeout"`
-	Reentrant      bool     `yaml:"reentrant"` // nest one acquire/release inside each hold (reentrant designs only)
-	Readers        int      `yaml:"readers"`   // read/write designs: client-1..client-N read, the others write
-}
+// Workload is how each client uses the lock: the worker's own type (workloads.Workload).
+type Workload = workloads.Workload
 
 // Entry is one entry of the nemesis list: a planned fault (its fields written inline) or a random
 // package.

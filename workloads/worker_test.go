@@ -16,6 +16,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/proc"
+	"github.com/lockcheck/lockcheck/internal/yamltime"
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/providers/local"
@@ -51,8 +52,8 @@ func config(addr string) workloads.Config {
 	return workloads.Config{
 		Client: "client-1", Lock: "redis-py", Endpoints: locks.Endpoints{Nodes: []string{addr}}, Resource: addr,
 		Key: "test:lock", TTL: 10 * time.Second, Seed: 1, AwaitGo: true,
-		Workload: workloads.Workload{AcquireTimeout: 2 * time.Second, BackoffMin: 5 * time.Millisecond,
-			BackoffMax: 20 * time.Millisecond, Timeout: time.Second, Think: 10 * time.Millisecond},
+		Workload: workloads.Workload{AcquireTimeout: yamltime.Duration(2 * time.Second), BackoffMin: yamltime.Duration(5 * time.Millisecond),
+			BackoffMax: yamltime.Duration(20 * time.Millisecond), Timeout: yamltime.Duration(time.Second), Think: yamltime.Duration(10 * time.Millisecond)},
 	}
 }
 

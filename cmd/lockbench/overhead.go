@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/yamltime"
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/providers/local"
@@ -180,8 +181,8 @@ func workerLoop(exe, lockAddr, resAddr, key, historyPath string, d time.Duration
 	cfg := workloads.Config{
 		Client: "client-1", Lock: overheadLock, Endpoints: locks.Endpoints{Nodes: []string{lockAddr}}, Resource: resAddr, Key: key,
 		TTL: 10 * time.Second, Seed: 1,
-		Workload: workloads.Workload{AcquireTimeout: 2 * time.Second, BackoffMin: 5 * time.Millisecond,
-			BackoffMax: 20 * time.Millisecond, Timeout: time.Second},
+		Workload: workloads.Workload{AcquireTimeout: yamltime.Duration(2 * time.Second), BackoffMin: yamltime.Duration(5 * time.Millisecond),
+			BackoffMax: yamltime.Duration(20 * time.Millisecond), Timeout: yamltime.Duration(time.Second)},
 	}
 	w, err := workloads.Spawn([]string{exe, "worker"}, os.Environ(), cfg, io.Discard)
 	if err != nil {
