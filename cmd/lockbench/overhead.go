@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/yamltime"
 	"github.com/lockcheck/lockcheck/locks"
@@ -229,18 +230,14 @@ func workerLoop(exe, lockAddr, resAddr, key, historyPath string, d time.Duration
 // fullRun runs a generated no-fault scenario end to end and returns acquisitions per second of
 // its duration.
 func fullRun(ctx context.Context, exe, resultsDir string, d time.Duration) (float64, error) {
-	src := fmt.Sprintf(`name: bench-harness-overhead
-description: lockbench figure 2, one client looping with no hold and no think time
-lock: %s
-clients: 1
-ttl: 10s
-duration: %s
-seed: 1
-workload: {hold: 0s, think: 0s, timeout: 1s}
-expect:
-  mutual_exclusion: holds
-`, overheadLock, d)
-	sc, err := scenarios.Parse("bench-harness-overhead.yaml", []byte(src))
+	sc, err := scenarios.New(scenarios.Scenario{
+		Name:        "bench-harness-overhead",
+		Description: "lockbench figure 2, one client looping with no hold and no think time",
+		LockSpec:    scenarios.LockSpec{Name: overheadLock}, Clients: 1, Seed: 1,
+		TTL: scenarios.Duration(10 * time.Second), Duration: scenarios.Duration(d),
+		Workload: scenarios.Workload{Timeout: scenarios.Duration(time.Second)},
+		Expect:   checker.Expect{MutualExclusion: "holds"},
+	})
 	if err != nil {
 		return 0, err
 	}
