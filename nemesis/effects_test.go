@@ -67,7 +67,7 @@ func waitStopped(t *testing.T, n providers.Node) {
 
 // realCluster starts lock nodes n1..nN with links for client-1 and a nemesis over them, as a run
 // does: the service's targets and its topology as the network.
-func realCluster(t *testing.T, nodes int) (cluster, *Nemesis, *recorder) {
+func realCluster(t *testing.T, nodes int) (cluster, *testNemesis, *recorder) {
 	t.Helper()
 	d, err := locks.Get("set-nx-px")
 	if err != nil {
@@ -84,8 +84,8 @@ func realCluster(t *testing.T, nodes int) (cluster, *Nemesis, *recorder) {
 		targets[name] = tg
 	}
 	rec := &recorder{}
-	n := New(targets, rec.record)
-	n.SetNetwork(topo)
+	n := newTestNemesis(targets, rec.record)
+	n.cfg.Network = topo
 	t.Cleanup(n.Heal)
 	return cluster{topo}, n, rec
 }
