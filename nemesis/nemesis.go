@@ -24,7 +24,7 @@ import (
 type Nemesis struct {
 	schedule Schedule
 	targets  map[string]Target
-	record  func(history.Event)
+	record   func(history.Event)
 
 	ctx    context.Context
 	cancel context.CancelFunc
