@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/internal/testmain"
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/resource"
 	"github.com/lockcheck/lockcheck/runner"
@@ -15,11 +16,7 @@ import (
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
-// The test binary doubles as the worker process, as in the runner's tests.
-func TestMain(m *testing.M) {
-	workloads.RunIfTestWorker()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testmain.Run(m) }
 
 // Every cell of the full grid is a valid scenario (or a stated n/a), and the YAML its run folder
 // keeps loads back to the same scenario.

@@ -16,36 +16,17 @@ import (
 
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/proc"
+	"github.com/lockcheck/lockcheck/internal/testmain"
+	"github.com/lockcheck/lockcheck/internal/testredis"
 	"github.com/lockcheck/lockcheck/internal/yamltime"
 	"github.com/lockcheck/lockcheck/locks"
-	"github.com/lockcheck/lockcheck/providers"
-	"github.com/lockcheck/lockcheck/providers/local"
-	"github.com/lockcheck/lockcheck/services/redis"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
-// The test binary doubles as the worker, as the runner's tests do.
-func TestMain(m *testing.M) {
-	workloads.RunIfTestWorker()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testmain.Run(m) }
 
 // redisServer starts a real redis-server; it serves as both the lock's node and the resource.
-func redisServer(t *testing.T) string {
-	t.Helper()
-	p, err := local.New(providers.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	n, err := redis.StartServer(ctx, p, "n1", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n.Addr(redis.ClientPort)
-}
+func redisServer(t *testing.T) string { return testredis.Addr(t, "n1") }
 
 // config is a client of the redis-py adapter (an external program: Python and redis-py).
 func config(addr string) workloads.Config {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/redisopt"
+	"github.com/lockcheck/lockcheck/internal/testmain"
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/providers/external"
 	"github.com/lockcheck/lockcheck/providers/local"
@@ -24,10 +25,7 @@ import (
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
-func TestMain(m *testing.M) {
-	workloads.RunIfTestWorker()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testmain.Run(m) }
 
 // userCluster starts a real redis-server as a stand-in for a cluster the user runs (lockcheck's
 // local provider, in a folder of its own), with a key of the user's in it.
