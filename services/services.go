@@ -129,13 +129,6 @@ func Lookup(name string) (Kind, error) {
 	return k, nil
 }
 
-// Names lists the registered kinds.
-func Names() []string {
-	regMu.Lock()
-	defer regMu.Unlock()
-	return namesLocked()
-}
-
 func namesLocked() []string {
 	out := make([]string, 0, len(kinds))
 	for n := range kinds {
