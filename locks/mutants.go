@@ -259,7 +259,8 @@ func (l mysqlGetLockUnchecked) Acquire(ctx context.Context) (*int64, error) {
 	}
 	l.env.Point(BeforeLockStatement)
 	var got, token sql.NullInt64
-	err = conn.QueryRowContext(ctx, fmt.Sprintf("SELECT GET_LOCK(?, %.3f), NEXTVAL(lock_fence)", waitWithin(ctx).Seconds()), l.env.Key).Scan(&got, &token)
+	err = conn.QueryRowContext(ctx, fmt.Sprintf("SELECT GET_LOCK(?, %.3f), "+
+		"NEXTVAL(lock_fence)", waitWithin(ctx).Seconds()), l.env.Key).Scan(&got, &token)
 	switch {
 	case err != nil:
 		l.s.drop()

@@ -48,14 +48,17 @@ func init() {
 		Reentrant: true,
 		Points:    []string{BeforeWait},
 		Blocking:  "on the lock's unlock channel (pub/sub), or until the holder's remaining lease has passed",
-		Protects:  "crashed holders (the lease expires), holds longer than the lease (the watchdog renews), releasing another client's lock (owner field), re-entry by the holder",
+		Protects: "crashed holders (the lease expires), holds longer than the lease (the watchdog renews), releasing another client's lock " +
+			"(owner field), re-entry by the holder",
 		FailureModes: []string{
-			"a pause longer than what is left of the lease freezes the watchdog too: the key expires, another client takes the lock, the paused holder resumes and writes (K2, K3, A1)",
+			"a pause longer than what is left of the lease freezes the watchdog too: the key expires, another client takes the lock, the paused " +
+				"holder resumes and writes (K2, K3, A1)",
 			"the watchdog finds the field gone and stops renewing silently: the holder is never told it lost the lock",
 			"no fencing token: the resource cannot reject the late writer",
 		},
-		Scenarios: []string{"no-faults-redisson", "fairness-redisson", "paused-waiter-redisson", "short-pause-redisson", "debate/k2-redisson", "debate/k3-redisson"},
-		New:       func(env Env) (Lock, error) { return newHashLock(env, false), nil },
+		Scenarios: []string{"no-faults-redisson", "fairness-redisson", "paused-waiter-redisson", "short-pause-redisson", "debate/k2-redisson",
+			"debate/k3-redisson"},
+		New: func(env Env) (Lock, error) { return newHashLock(env, false), nil },
 	})
 }
 

@@ -117,7 +117,8 @@ var Faults = []Fault{
 			if c.first.NoClock != "" {
 				return cellSpec{}, c.first.NoClock
 			}
-			return faults(nemesis.Fault{Kind: history.Clock, Target: c.firstNode, At: scenarios.Duration(time.Second), Offset: scenarios.Signed(10 * c.ttl)}), ""
+			return faults(nemesis.Fault{Kind: history.Clock, Target: c.firstNode, At: scenarios.Duration(time.Second),
+				Offset: scenarios.Signed(10 * c.ttl)}), ""
 		}},
 	{Name: "crash-restart-node", Summary: "a lock node is killed (SIGKILL) and restarted at once, without persistence",
 		Claims: []string{"K9", "A10"},
@@ -128,17 +129,20 @@ var Faults = []Fault{
 		entry: func(cellParams) (cellSpec, string) {
 			return faults(nemesis.Fault{Kind: history.Kill, Target: firstClient, Point: workloads.AfterAcquire, Occurrence: 2}), ""
 		}},
-	{Name: "reentrant", Summary: "no fault; every holder takes the lock a second time and gives that inner level back before its work, as a caller of a locking helper carries on",
+	{Name: "reentrant", Summary: "no fault; every holder takes the lock a second time and gives that inner level back before its work, as a " +
+		"caller of a locking helper carries on",
 		entry: func(c cellParams) (cellSpec, string) {
 			if !c.design.Reentrant {
 				return cellSpec{}, naNotReentrant
 			}
 			return cellSpec{reentrant: true}, ""
 		}},
-	{Name: "waiter-expires", Summary: "a queued waiter (client-2, behind the holder client-1, ahead of client-3) is frozen until its session or lease runs out, while client-1 still holds",
+	{Name: "waiter-expires", Summary: "a queued waiter (client-2, behind the holder client-1, ahead of client-3) is frozen until its session " +
+		"or lease runs out, while client-1 still holds",
 		Claims: []string{"K11"},
 		entry:  waiterExpires},
-	{Name: "pause-overtaken", Summary: "a client is frozen past the lease as it holds again after others held while it waited, so its token is not the lowest handed out",
+	{Name: "pause-overtaken", Summary: "a client is frozen past the lease as it holds again after others held while it waited, so its token is " +
+		"not the lowest handed out",
 		Claims: []string{"K2", "K5"},
 		entry: func(c cellParams) (cellSpec, string) {
 			if !c.design.HasToken() {
@@ -150,7 +154,8 @@ var Faults = []Fault{
 		}},
 	pauseAtPoint(1),
 	pauseAtPoint(2),
-	{Name: "partition-long-hold", Summary: "holding for three leases, the holder is cut off from every lock node right after acquiring, for longer than its lease or session",
+	{Name: "partition-long-hold", Summary: "holding for three leases, the holder is cut off from every lock node right after acquiring, for " +
+		"longer than its lease or session",
 		Claims: []string{"K2", "K11"},
 		entry: func(c cellParams) (cellSpec, string) {
 			if !c.design.HoldsUntilReleased() {
@@ -160,7 +165,8 @@ var Faults = []Fault{
 			s.nemesis = []nemesis.Fault{cutAt(firstClient, workloads.AfterAcquire, 1, c.pause)}
 			return s, ""
 		}},
-	{Name: "crash-restart-long-hold", Summary: "a lock node is killed (SIGKILL) and restarted at once, without persistence, while the first holder holds for three leases",
+	{Name: "crash-restart-long-hold", Summary: "a lock node is killed (SIGKILL) and restarted at once, without persistence, while the first " +
+		"holder holds for three leases",
 		Claims: []string{"K9", "A10"},
 		entry: func(c cellParams) (cellSpec, string) {
 			if !c.design.HoldsUntilReleased() {
@@ -171,7 +177,8 @@ var Faults = []Fault{
 			s.nemesis = []nemesis.Fault{crashAt(c.firstNode, c.ttl/2+300*time.Millisecond, 100*time.Millisecond)}
 			return s, ""
 		}},
-	{Name: "crash-restart-minority", Summary: "the largest minority of the lock nodes are killed (SIGKILL) and restarted at once, without persistence, while a client holds",
+	{Name: "crash-restart-minority", Summary: "the largest minority of the lock nodes are killed (SIGKILL) and restarted at once, without " +
+		"persistence, while a client holds",
 		Claims: []string{"K9", "A10"},
 		entry:  crashMinority},
 }
@@ -229,7 +236,8 @@ func waiterExpires(c cellParams) (cellSpec, string) {
 // pauses in one run would land in one attempt, or in one that was failing anyway.
 func pauseAtPoint(k int) Fault {
 	return Fault{Name: fmt.Sprintf("pause-at-point-%d", k),
-		Summary: fmt.Sprintf("client-1 is frozen past the lease at its first pass through the design's own program point number %d (lockcheck list -v names them)", k),
+		Summary: fmt.Sprintf("client-1 is frozen past the lease at its first pass through the design's own program point number %d (lockcheck "+
+			"list -v names them)", k),
 		entry: func(c cellParams) (cellSpec, string) {
 			points := c.design.Points
 			if len(points) < k {

@@ -128,7 +128,8 @@ func TestMeetsFollowsTheStrictOrder(t *testing.T) {
 	if !(Cell{Status: Unsafe}).Meets("") || (Cell{Status: Error}).Meets("") {
 		t.Error("without a gate every cell but an error passes")
 	}
-	if _, err := ParseRequire("rescue"); err == nil || !strings.Contains(err.Error(), "want one of safe, damaged, rescued, stuck, inconclusive, unsafe") {
+	if _, err := ParseRequire("rescue"); err == nil || !strings.Contains(err.Error(), "want one of safe, damaged, rescued, stuck, "+
+		"inconclusive, unsafe") {
 		t.Errorf("ParseRequire(rescue): %v", err)
 	}
 	if s, err := ParseRequire("damaged"); err != nil || s != Damaged {

@@ -55,7 +55,8 @@ func TestFencedRegistersRejectStaleTokensAndUnfencedAcceptsAll(t *testing.T) {
 	if _, err := s.Read(ctx, Access{Client: "b", CS: 3, Token: tok(7)}, []string{FencedRW}); err != nil {
 		t.Fatal(err)
 	}
-	if got := w(tok(6), map[string]int64{FencedRW: 9, FencedWrite: 9}); got[FencedRW].Status != history.Rejected || got[FencedWrite].Status != history.Accepted {
+	if got := w(tok(6), map[string]int64{FencedRW: 9, FencedWrite: 9}); got[FencedRW].Status != history.Rejected ||
+		got[FencedWrite].Status != history.Accepted {
 		t.Fatalf("write with token 6 after a read with 7: %+v", got)
 	}
 

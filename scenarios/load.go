@@ -282,7 +282,8 @@ func (s *Scenario) validateNemesis(bad func(string, string, ...any)) {
 				at("point", "program points are in clients; %s is a server", e.Target)
 			}
 			if e.Target == nemesis.Waiter && slices.Contains(workloads.Points, e.Point) {
-				at("point", "a client passes %s while it holds the lock, never while it waits; a waiter's points are the design's own inside its acquire (%s)", e.Point, strings.Join(s.design.Points, ", "))
+				at("point", "a client passes %s while it holds the lock, never while it waits; a waiter's points are the design's own inside its "+
+					"acquire (%s)", e.Point, strings.Join(s.design.Points, ", "))
 			}
 			if !slices.Contains(points, e.Point) {
 				at("point", "unknown program point %q; valid points for %s: %s", e.Point, s.Lock, strings.Join(points, ", "))

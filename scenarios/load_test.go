@@ -58,7 +58,8 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 			[]string{"x.yaml:2: lock:", `unknown lock "redlok"`, "set-nx-px", "setnx-del"}},
 		{"misspelt field", [2]string{"clients: 2", "clinets: 2"},
 			[]string{"x.yaml:3: clinets: unknown field clinets; valid fields: ", "clients, "}},
-		{"misspelt collateral bound, several fields on the line", [2]string{"mutual_exclusion: violated", "collateral: {max_failed_releases: 0, max_token_anomalys: 0}"},
+		{"misspelt collateral bound, several fields on the line", [2]string{"mutual_exclusion: violated", "collateral: {max_failed_releases: 0, " +
+			"max_token_anomalys: 0}"},
 			[]string{"x.yaml:12: expect.collateral.max_token_anomalys: unknown field max_token_anomalys; valid fields: ", "max_token_anomalies"}},
 		{"negative collateral bound", [2]string{"mutual_exclusion: violated", "collateral: {max_legit_rejections: -2}"},
 			[]string{"x.yaml:12: expect.collateral.max_legit_rejections: -2 is negative"}},
@@ -82,23 +83,29 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 			[]string{"expect.registers.unfenced-ish:", "unfenced, fenced-write, fenced-rw"}},
 		{"unknown persistence", [2]string{"duration: 2s\n", "duration: 2s\npersistence: sometimes\n"},
 			[]string{"persistence:", "aof-always"}},
-		{"clock fault without offset or rate", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s", "fault: clock\n    target: client-1\n    at: 1s"},
+		{"clock fault without offset or rate", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    " +
+			"for: 1s", "fault: clock\n    target: client-1\n    at: 1s"},
 			[]string{"nemesis[0].offset:", "needs an offset"}},
 		{"offset on a pause", [2]string{"    for: 1s\n", "    for: 1s\n    offset: 1s\n"},
 			[]string{"nemesis[0].offset:", "offset does not apply to a pause fault"}},
 		{"clock of an unknown client", [2]string{"duration: 2s\n", "duration: 2s\nclocks:\n  client-7: {offset: 1s}\n"},
 			[]string{"clocks.client-7:", "no such client"}},
-		{"crash of a client", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s", "fault: crash\n    target: client-1\n    at: 1s"},
+		{"crash of a client", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s", "fault: crash\n    target: " +
+			"client-1\n    at: 1s"},
 			[]string{"nemesis[0].target:", "use kill"}},
-		{"kill of a server", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s", "fault: kill\n    target: n1\n    at: 1s"},
+		{"kill of a server", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s", "fault: kill\n    target: " +
+			"n1\n    at: 1s"},
 			[]string{"nemesis[0].target:", "use crash"}},
-		{"partition to an unknown node", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s", "fault: partition\n    target: client-1\n    nodes: [n1, n7]\n    at: 1s"},
+		{"partition to an unknown node", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    " +
+			"for: 1s", "fault: partition\n    target: client-1\n    nodes: [n1, n7]\n    at: 1s"},
 			[]string{"nemesis[0].nodes:", "n7"}},
-		{"leader outside ZooKeeper", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s", "fault: crash\n    target: leader\n    at: 1s"},
+		{"leader outside ZooKeeper", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s", "fault: crash\n    " +
+			"target: leader\n    at: 1s"},
 			[]string{"nemesis[0].target:", "no such target \"leader\""}},
 		{"readers on a mutex", [2]string{"duration: 2s\n", "duration: 2s\nworkload: {readers: 1}\n"},
 			[]string{"workload.readers:", "not a read/write lock"}},
-		{"delay without latency", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s", "fault: delay\n    target: client-1\n    nodes: [resource]\n    at: 1s"},
+		{"delay without latency", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s", "fault: delay\n    " +
+			"target: client-1\n    nodes: [resource]\n    at: 1s"},
 			[]string{"nemesis[0].latency:", "needs a latency"}},
 		{"latency on a pause", [2]string{"    for: 1s\n", "    for: 1s\n    latency: 1s\n"},
 			[]string{"nemesis[0].latency:", "latency does not apply to a pause fault"}},

@@ -46,16 +46,27 @@ const (
 // loader resolves them), and what the worker is sent; Stagger, Start and Readers are the
 // runner's to apply (Config.StartDelay, Config.Role).
 type Workload struct {
-	Hold           yamltime.Duration `yaml:"hold" json:"hold"`                       // time between the read and the write: the "work" done under the lock
-	Think          yamltime.Duration `yaml:"think" json:"think"`                     // pause between releasing and trying again (0 lets a releaser win again at once)
-	Stagger        yamltime.Duration `yaml:"stagger" json:"stagger"`                 // client-N starts (N-1)*stagger after client-1: who goes first is then deterministic
-	Start          yamltime.Duration `yaml:"start" json:"start"`                     // every client waits this long before its first acquire, so faults planned at 0s are in force first
-	AcquireTimeout yamltime.Duration `yaml:"acquire_timeout" json:"acquire_timeout"` // how long one acquire keeps retrying before it gives up
-	BackoffMin     yamltime.Duration `yaml:"backoff_min" json:"backoff_min"`         // retry delay after a busy attempt, drawn from [min, max]
-	BackoffMax     yamltime.Duration `yaml:"backoff_max" json:"backoff_max"`
-	Timeout        yamltime.Duration `yaml:"timeout" json:"timeout"`     // bound on each command to a lock node or the resource
-	Reentrant      bool              `yaml:"reentrant" json:"reentrant"` // take the lock a second time inside the hold, give it back before the outer release
-	Readers        int               `yaml:"readers" json:"readers"`     // read/write designs: client-1..client-N read, the others write
+	// Hold is the time between the read and the write: the "work" done under the lock.
+	Hold yamltime.Duration `yaml:"hold" json:"hold"`
+	// Think is the pause between releasing and trying again (0 lets a releaser win again at once).
+	Think yamltime.Duration `yaml:"think" json:"think"`
+	// Stagger: client-N starts (N-1)*stagger after client-1, so who goes first is deterministic.
+	Stagger yamltime.Duration `yaml:"stagger" json:"stagger"`
+	// Start: every client waits this long before its first acquire, so faults planned at 0s are
+	// in force first.
+	Start yamltime.Duration `yaml:"start" json:"start"`
+	// AcquireTimeout is how long one acquire keeps retrying before it gives up.
+	AcquireTimeout yamltime.Duration `yaml:"acquire_timeout" json:"acquire_timeout"`
+	// BackoffMin and BackoffMax bound the retry delay after a busy attempt, drawn from [min, max].
+	BackoffMin yamltime.Duration `yaml:"backoff_min" json:"backoff_min"`
+	BackoffMax yamltime.Duration `yaml:"backoff_max" json:"backoff_max"`
+	// Timeout bounds each command to a lock node or the resource.
+	Timeout yamltime.Duration `yaml:"timeout" json:"timeout"`
+	// Reentrant: take the lock a second time inside the hold, give it back before the outer
+	// release.
+	Reentrant bool `yaml:"reentrant" json:"reentrant"`
+	// Readers: for read/write designs, client-1..client-N read and the others write.
+	Readers int `yaml:"readers" json:"readers"`
 }
 
 // StopAt asks the worker to stop itself (SIGSTOP) the Occurrence-th time it passes Point; what

@@ -146,7 +146,8 @@ nemesis:
 // anything starts, naming what is missing.
 func TestServerFaultWithoutHookIsRefusedBeforeStarting(t *testing.T) {
 	n, rc := userCluster(t)
-	eps := write(t, "endpoints.yaml", fmt.Sprintf("nodes:\n  n1:\n    ports: {client: %s}\nhooks:\n  pause: 'true'\n  resume: 'true'\n", n.Addr(redis.ClientPort)))
+	eps := write(t, "endpoints.yaml", fmt.Sprintf("nodes:\n  n1:\n    ports: {client: %s}\nhooks:\n  pause: 'true'\n  resume: "+
+		"'true'\n", n.Addr(redis.ClientPort)))
 	sc := load(t, `name: external-crash
 lock: set-nx-px
 clients: 2

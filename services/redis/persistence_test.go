@@ -65,7 +65,8 @@ func TestPersistenceAOFAlwaysKeepsKey(t *testing.T) {
 	if a, f := configGet(t, rc, "appendonly"), configGet(t, rc, "appendfsync"); a != "yes" || f != "always" {
 		t.Fatalf("appendonly %s, appendfsync %s", a, f)
 	}
-	if a, f := configGet(t, client(t, addr(node(t, topo, "n2"))), "appendonly"), configGet(t, client(t, addr(node(t, topo, "n2"))), "appendfsync"); a != "yes" || f != "always" {
+	if a, f := configGet(t, client(t, addr(node(t, topo, "n2"))), "appendonly"), configGet(t, client(t, addr(node(t, topo, "n2"))),
+		"appendfsync"); a != "yes" || f != "always" {
 		t.Fatalf("n2: appendonly %s, appendfsync %s", a, f)
 	}
 	// The resource's storage is never persistent.

@@ -98,7 +98,8 @@ func planFailover(s services.Spec, set Settings, bad services.Report) *services.
 	for _, sen := range f.sentinels {
 		p.Targets = append(p.Targets, nemesis.TargetInfo{Name: sen, Restart: true, NoClock: sentinelNoClock})
 	}
-	p.Targets = append(p.Targets, nemesis.TargetInfo{Name: Primary, Role: "whichever data node Sentinel names primary when the fault starts", Restart: true})
+	p.Targets = append(p.Targets, nemesis.TargetInfo{Name: Primary, Role: "whichever data node Sentinel names primary when the fault " +
+		"starts", Restart: true})
 	return p
 }
 

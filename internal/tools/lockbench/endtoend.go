@@ -79,7 +79,8 @@ func checkEndToEnd(ctx context.Context, c config) (string, error) {
 		"hundred operations per second leaves), 4 registers, the resource's own log and final values. Wall time and CPU (user + system) "+
 		"of the whole command, reading the history, judging it and writing verdict.json, report.html and any porcupine page; peak RSS "+
 		"is the kernel's maximum resident set size of the process (getrusage, as `/usr/bin/time -v` reports it).\n\n", c.checkerCount, c.checkEvents)
-	b.WriteString("| history | events | history.jsonl | wall time | CPU | peak RSS | report.html | porcupine pages |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("| history | events | history.jsonl | wall time | CPU | peak RSS | report.html | porcupine pages |\n| --- | --- | --- | --- " +
+		"| --- | --- | --- | --- |\n")
 	for i, cs := range cases {
 		r := results[i]
 		fmt.Fprintf(&b, "| %s: %s | %d | %s | %s | %s | %s | %s | %s |\n", cs.name, cs.what, r.events, mb(float64(r.history)/(1<<20)),

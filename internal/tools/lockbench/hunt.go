@@ -40,7 +40,8 @@ func huntVersusRandom(ctx context.Context, c config) (string, error) {
 		text += fmt.Sprintf("\nThe whole table, as `make hunt-bench` last stored it in %s:\n\n%s", stored,
 			strings.Replace(string(full), "## Finding violations: random versus hunt\n", "", 1))
 	} else {
-		text += "\nThe whole table (eight designs × fault families, 20 seeds, about 45 minutes): `make hunt-bench`, which stores it where this figure shows it next time.\n"
+		text += "\nThe whole table (eight designs × fault families, 20 seeds, about 45 minutes): `make hunt-bench`, which stores it where this " +
+			"figure shows it next time.\n"
 	}
 	return text, nil
 }

@@ -82,12 +82,14 @@ func harnessOverhead(ctx context.Context, c config) (string, error) {
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "## 2. Harness overhead\n\n")
-	fmt.Fprintf(&b, "Command: `lockbench` (internal/tools/lockbench/overhead.go), n = %d rounds of %s each way, the three ways side by side in each round.\n\n", len(plain), c.overheadFor)
+	fmt.Fprintf(&b, "Command: `lockbench` (internal/tools/lockbench/overhead.go), n = %d rounds of %s each way, the three ways side by side in "+
+		"each round.\n\n", len(plain), c.overheadFor)
 	fmt.Fprintf(&b, "The same loop three ways: `%s`, one client, hold 0, think 0; each cycle is acquire, read every register, "+
 		"write every register + 1, release (what a worker's critical section does), against one Redis lock node and the resource.\n\n", overheadLock)
 	b.WriteString("| way | cycles/s | vs plain |\n| --- | --- | --- |\n")
 	fmt.Fprintf(&b, "| plain Go loop in one process, direct connections | %s | 1× |\n", spreadOf(plain).format(num))
-	fmt.Fprintf(&b, "| worker process (`lockcheck worker`; here `lockbench worker`, the same code), events as JSON lines to the controller and into history.jsonl, direct connections | %s | %s |\n",
+	fmt.Fprintf(&b, "| worker process (`lockcheck worker`; here `lockbench worker`, the same code), events as JSON lines to the controller and "+
+		"into history.jsonl, direct connections | %s | %s |\n",
 		spreadOf(worker).format(num), spreadOf(ratios(worker, plain)).format(ratio))
 	fmt.Fprintf(&b, "| full `runner.Run` of a no-fault scenario (worker behind toxiproxy proxies, then judged); acquisitions ÷ duration | %s | %s |\n",
 		spreadOf(full).format(num), spreadOf(ratios(full, plain)).format(ratio))

@@ -14,7 +14,8 @@ import (
 )
 
 // debateCatches runs each debate scenario whose lock is a mutant's original twice, as it is and
-// with the mutant in the original's place (its lock and name changed), and returns, per mutant, the scenarios where the mutant's run is worse (matrix.Worse
+// with the mutant in the original's place (its lock and name changed), and returns, per mutant, the
+// scenarios where the mutant's run is worse (matrix.Worse
 // on the two runs, classified as matrix cells are).
 func debateCatches(ctx context.Context, ms []locks.Mutant, dir string, o runner.Options, progress func(string)) (map[string][]Catch, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
