@@ -151,7 +151,8 @@ func TestServerPauseRunsACommandSentMeanwhileOnceResumed(t *testing.T) {
 func TestPartitionFailsASetAndTheHealLetsItThrough(t *testing.T) {
 	c, n, rec := realCluster(t, 2)
 	link := c.Link("client-1", "n1")
-	if err := n.Start(Schedule{Faults: []Fault{{Kind: history.Partition, Target: "client-1", Nodes: []string{"n1"}, For: dur(time.Second)}}}); err != nil {
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: history.Partition, Target: "client-1", Nodes: []string{"n1"},
+		For: dur(time.Second)}}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 2*time.Second, "link cut", link.IsCut)
@@ -172,7 +173,8 @@ func TestPartitionFailsASetAndTheHealLetsItThrough(t *testing.T) {
 
 func TestDelayLandsASetLate(t *testing.T) {
 	c, n, rec := realCluster(t, 1)
-	if err := n.Start(Schedule{Faults: []Fault{{Kind: history.Delay, Target: "client-1", Latency: dur(2 * time.Second), For: dur(10 * time.Second)}}}); err != nil {
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: history.Delay, Target: "client-1", Latency: dur(2 * time.Second),
+		For: dur(10 * time.Second)}}}); err != nil {
 		t.Fatal(err)
 	}
 	direct := rclient(t, addr(c.Node("n1")))
@@ -233,7 +235,8 @@ func TestStrobeMakesAKeysRemainingTimeJumpBackAndForth(t *testing.T) {
 	if err := rc.Set(ctx, "short", "v", 8*time.Second).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Start(Schedule{Faults: []Fault{{Kind: history.Strobe, Target: "n1", Offset: signed(10 * time.Second), Period: dur(time.Second), For: dur(5 * time.Second)}}}); err != nil {
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: history.Strobe, Target: "n1", Offset: signed(10 * time.Second),
+		Period: dur(time.Second), For: dur(5 * time.Second)}}}); err != nil {
 		t.Fatal(err)
 	}
 	var drop, rise time.Duration // largest jumps of PTTL between two samples

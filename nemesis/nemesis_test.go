@@ -16,7 +16,8 @@ func TestTimedPauseStopsTheRealProcessThenResumesIt(t *testing.T) {
 	p := sleeper(t)
 	rec := &recorder{}
 	n := newTestNemesis(map[string]Target{"client-1": p}, rec.record)
-	if err := n.Start(Schedule{Faults: []Fault{{Kind: PauseFault, Target: "client-1", At: dur(50 * time.Millisecond), For: dur(300 * time.Millisecond)}}}); err != nil {
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: PauseFault, Target: "client-1", At: dur(50 * time.Millisecond),
+		For: dur(300 * time.Millisecond)}}}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
@@ -150,7 +151,8 @@ func TestClockFaultSetsTheClockAndHealResetsIt(t *testing.T) {
 	c := &fakeClock{}
 	rec := &recorder{}
 	n := newTestNemesis(map[string]Target{"client-1": c}, rec.record)
-	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "client-1", At: dur(10 * time.Millisecond), Offset: signed(2 * time.Second), Rate: 1.1}}})
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "client-1", At: dur(10 * time.Millisecond),
+		Offset: signed(2 * time.Second), Rate: 1.1}}})
 	time.Sleep(100 * time.Millisecond)
 	n.Heal()
 	if got := c.settings(); got != "2s@1.1 0s@1" {

@@ -110,7 +110,8 @@ func TestStrobeFlipsTheClockAndSetsItBack(t *testing.T) {
 	c := &fakeClock{}
 	rec := &recorder{}
 	n := newTestNemesis(map[string]Target{"n1": c}, rec.record)
-	_ = n.Start(Schedule{Faults: []Fault{{Kind: StrobeFault, Target: "n1", Offset: signed(5 * time.Second), Period: dur(40 * time.Millisecond), For: dur(150 * time.Millisecond)}}})
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: StrobeFault, Target: "n1", Offset: signed(5 * time.Second),
+		Period: dur(40 * time.Millisecond), For: dur(150 * time.Millisecond)}}})
 	time.Sleep(300 * time.Millisecond)
 	n.Heal()
 	got := c.settings()

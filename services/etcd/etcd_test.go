@@ -90,7 +90,8 @@ func TestSettingsAreChecked(t *testing.T) {
 			}
 		})
 	}
-	if _, err := scenarios.Parse("x.yaml", []byte(base+"nemesis:\n  - {fault: partition, target: n1, at: 1s, for: 1s}\n  - {fault: crash, target: leader, at: 1s, for: 1s}\n")); err != nil {
+	if _, err := scenarios.Parse("x.yaml", []byte(base+"nemesis:\n  - {fault: partition, target: n1, at: 1s, for: 1s}\n  - {fault: crash, "+
+		"target: leader, at: 1s, for: 1s}\n")); err != nil {
 		t.Fatalf("a member's partition and a leader crash are valid: %v", err)
 	}
 }
