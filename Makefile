@@ -28,8 +28,8 @@ run: deps build
 # few hundred ms); running them side by side on 2 cores only adds scheduling noise.
 test: deps tidy-check $(if $(DOCKER_OK),images)
 	$(GO) vet $(PKGS)
-	$(GO) vet -tags mutants ./locks ./cmd/lockmutants
-	$(GO) test -tags mutants -count=1 ./cmd/lockmutants
+	$(GO) vet -tags mutants ./locks ./internal/tools/lockmutants
+	$(GO) test -tags mutants -count=1 ./internal/tools/lockmutants
 	$(if $(DOCKER_OK),LOCKCHECK_REQUIRE_DOCKER=1) $(GO) test -p 1 -count=1 -timeout 15m $(PKGS)
 
 # The docker provider's container images, built from Debian's packages on this machine (no
@@ -41,13 +41,16 @@ images: deps build
 tidy-check:
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy and commit the result" >&2; exit 1; }
 
+# Developer tools (flakes, mutants, bench, hunt-bench, soak) are programs under internal/tools/:
+# not part of the lockcheck binary, built or run by their targets.
+
 # Flaky-test hunt: each package's tests FLAKES_N times (uncached), one package at a time; lists every
 # test that failed at least once, with its output, and exits 1 if any did. FLAKES_PKGS narrows it,
 # e.g. make flakes FLAKES_N=3 FLAKES_PKGS="./internal/proc ./checker".
 FLAKES_N    ?= 5
 FLAKES_PKGS ?= $(PKGS)
 flakes: deps
-	$(GO) run ./cmd/flakes -n $(FLAKES_N) $(FLAKES_PKGS)
+	$(GO) run ./internal/tools/flakes -n $(FLAKES_N) $(FLAKES_PKGS)
 
 # Repeatability: each shipped scenario 10 times (slow: a few minutes).
 repeat: deps build
@@ -108,7 +111,7 @@ matrix: deps build
 # results/MUTANTS.json (figure 10 of make bench); exit 1 if a mutant is caught by no column.
 # MUTANTSFLAGS passes options, e.g. MUTANTSFLAGS="--mutants mutant-zk-no-relist --faults waiter-expires".
 mutants: deps
-	$(GO) build -tags mutants -o bin/lockmutants ./cmd/lockmutants
+	$(GO) build -tags mutants -o bin/lockmutants ./internal/tools/lockmutants
 	./bin/lockmutants $(MUTANTSFLAGS)
 
 # Benchmarks: every figure printed and written to results/BENCH.md, in about 16 minutes on 2 cores
@@ -117,21 +120,21 @@ mutants: deps
 # it); figure 10 is the score of the last make mutants (results/MUTANTS.json). BENCHFLAGS passes options to
 # bin/lockbench, e.g. BENCHFLAGS=--quick (rough figures in a few minutes) or --skip=5.
 bench: deps
-	$(GO) build -o bin/lockbench ./cmd/lockbench
+	$(GO) build -o bin/lockbench ./internal/tools/lockbench
 	./bin/lockbench $(BENCHFLAGS)
 
 # Random versus hunt packages: per design × fault family, how many of 20 seeds find a double
 # ownership within 30 s, and how soon → results/HUNT.md. HUNTFLAGS narrows it, e.g.
 # HUNTFLAGS='--designs set-nx-px --faults pause --seeds 5'.
 hunt-bench: deps
-	$(GO) build -o bin/lockhunt ./cmd/lockhunt
+	$(GO) build -o bin/lockhunt ./internal/tools/lockhunt
 	./bin/lockhunt $(HUNTFLAGS)
 
 # Figure 8 alone: a 30-minute soak of a random-mixed scenario (lockcheck run --duration 30m), the
 # controller's memory sampled as it runs, then the judging timed. Its figures are kept in
 # results/soak.json, which `make bench` shows.
 soak: deps
-	$(GO) build -o bin/lockbench ./cmd/lockbench
+	$(GO) build -o bin/lockbench ./internal/tools/lockbench
 	./bin/lockbench --soak 30m --skip 1,2,3,4,5,6,7 --out results/SOAK.md --results results --keep $(BENCHFLAGS)
 
 clean:

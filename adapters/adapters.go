@@ -132,9 +132,6 @@ func Names() []string {
 	return out
 }
 
-// Source returns an adapter file's text (the programs are short: users read them).
-func Source(file string) ([]byte, error) { return sources.ReadFile(file) }
-
 // Check reports what this machine lacks for the named adapter, with the Debian packages to
 // install (scripts/install-deps.sh installs them).
 func Check(name string) error {

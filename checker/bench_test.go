@@ -20,23 +20,14 @@ import (
 
 var benchRegisters = []string{"unfenced", "fenced-write", "fenced-rw"}
 
-// lockSerialisedHistory is a healthy run of `cycles` tenures shared round-robin by `clients`
-// clients: each asks for the lock again as soon as it released it and waits its turn, so several
-// acquires are always pending. Each tenure increments three registers with a fencing token.
-// It has 8 events per cycle.
-func lockSerialisedHistory(clients, cycles int) []history.Event {
-	return serialisedHistory(clients, cycles, 0)
-}
-
-// indeterminateHistory is lockSerialisedHistory in which every `every`-th critical section's
-// write times out: the client never learns whether it took effect (info). A seeded coin decides
-// whether it did, and later sections read whichever value resulted. Each such section stays open
-// until the end of the run (it may have taken effect at any later moment), so by the end
-// cycles/every operations are concurrent: the hard case for a linearizability checker.
-func indeterminateHistory(clients, cycles, every int) []history.Event {
-	return serialisedHistory(clients, cycles, every)
-}
-
+// serialisedHistory is a healthy run of `cycles` tenures shared round-robin by `clients` clients:
+// each asks for the lock again as soon as it released it and waits its turn, so several acquires
+// are always pending. Each tenure increments three registers with a fencing token; it has 8
+// events per cycle. With unknownEvery > 0, every unknownEvery-th critical section's write times
+// out: the client never learns whether it took effect (info). A seeded coin decides whether it
+// did, and later sections read whichever value resulted. Each such section stays open until the
+// end of the run (it may have taken effect at any later moment), so by the end
+// cycles/unknownEvery operations are concurrent: the hard case for a linearizability checker.
 func serialisedHistory(clients, cycles, unknownEvery int) []history.Event {
 	b := newHistory().start(0)
 	coin := rand.New(rand.NewPCG(1, 2))

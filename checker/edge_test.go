@@ -29,7 +29,10 @@ func TestARunThatProvesNothingIsInconclusive(t *testing.T) {
 		{
 			name: "the lock service never answered",
 			history: newHistory().start(0).
-				op("client-1", history.Acquire, 10, 2010, history.Info, func(e *history.Event) { e.Error = "dial tcp 127.0.0.1:6379: connect: connection refused" }).
+				op("client-1", history.Acquire, 10, 2010, history.Info, func(e *history.Event) {
+					e.Error = "dial tcp 127.0.0.1:6379: connect: " +
+						"connection refused"
+				}).
 				op("client-2", history.Acquire, 12, 2012, history.Info, func(e *history.Event) { e.Error = "dial tcp: i/o timeout" }).
 				end(2100),
 			expect: holdsOnly,

@@ -218,7 +218,8 @@ func TestFairnessInWordsTableAndJSON(t *testing.T) {
 		acquire("client-1", 0, 1).release("client-1", 100, 101).
 		acquire("client-2", 10, 101).end(500).build()
 	v = Check(fair, Options{})
-	if s := strings.Join(Sentences(v), "\n"); !strings.Contains(s, "no acquisition overtook a client that had been waiting longer (first come, first served)") {
+	if s := strings.Join(Sentences(v), "\n"); !strings.Contains(s, "no acquisition overtook a client that had been waiting longer (first come, "+
+		"first served)") {
 		t.Errorf("fair sentences:\n%s", s)
 	}
 	if !strings.Contains(v.Summary, "first come, first served") {

@@ -20,7 +20,8 @@ func TestHoldsAreTheCheckersIntervals(t *testing.T) {
 		ev(20, "client-1", history.Invoke, history.Release, 2),
 	}
 	got := Holds(events)
-	if len(got) != 2 || got[0] != (Hold{Client: "client-1", Start: 5, End: 20, EndedBy: history.Release}) || got[1] != (Hold{Client: "client-2", Start: 8, End: 9, EndedBy: history.Release}) {
+	if len(got) != 2 || got[0] != (Hold{Client: "client-1", Start: 5, End: 20, EndedBy: history.Release}) ||
+		got[1] != (Hold{Client: "client-2", Start: 8, End: 9, EndedBy: history.Release}) {
 		t.Fatalf("holds %+v", got)
 	}
 	if v := Check(events, Options{}); len(v.MutualExclusion.Windows) != 1 || v.MutualExclusion.Windows[0].Start != 8 {

@@ -4,8 +4,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/lockcheck/lockcheck/history"
 )
 
 // op is one client operation: its invoke and, if it ever came, its completion. Every check reads
@@ -20,9 +18,6 @@ type op struct {
 }
 
 func (o *op) completed() bool { return o.done >= 0 }
-
-// isClient tells client processes from the harness's own.
-func isClient(process string) bool { return history.IsClient(process) }
 
 // clientOps pairs invokes with completions by (process, op), in invoke order. The history reader
 // refuses a completion without its invoke; one that slips through (a Log built from events in
@@ -80,27 +75,6 @@ func (l *Log) bounds() bounds {
 	return b
 }
 
-// runBounds are bounds of a slice of events (Faults reads them so).
-func runBounds(events []history.Event) bounds {
-	var b bounds
-	if len(events) == 0 {
-		return b
-	}
-	b.start, b.end = events[0].Time, events[len(events)-1].Time
-	for _, e := range events {
-		if e.Process != history.Controller || e.Type != history.Note {
-			continue
-		}
-		switch e.F {
-		case history.Start:
-			b.start = e.Time
-		case history.End:
-			b.end = e.Time
-		}
-	}
-	return b
-}
-
 // death reports the client (string id) a record says died: a controller's crash note or a
 // nemesis kill. A kill's invoke is ignored: the process was still alive when the kill was sent.
 func (l *Log) death(r *rec) (int32, bool) {
@@ -114,16 +88,6 @@ func (l *Log) death(r *rec) (int32, bool) {
 		return r.target, true
 	}
 	return 0, false
-}
-
-// sortedEvents returns events in time order, copying only if the caller's slice is not sorted.
-func sortedEvents(events []history.Event) []history.Event {
-	if sort.SliceIsSorted(events, func(i, j int) bool { return events[i].Time < events[j].Time }) {
-		return events
-	}
-	c := append([]history.Event(nil), events...)
-	history.Sort(c)
-	return c
 }
 
 // LessClient orders "client-2" before "client-10".

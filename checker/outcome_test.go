@@ -29,7 +29,8 @@ func TestJudgeGivesOneOutcomePerVerdict(t *testing.T) {
 	}{
 		{"safe", Verdict{MutualExclusion: held, Liveness: live, Registers: map[string]RegisterVerdict{"unfenced": intact(), "fenced-rw": intact()}},
 			Safe, "", "Safe:"},
-		{"double ownership, nothing lost, no fencing", Verdict{MutualExclusion: overlap, Liveness: live, Registers: map[string]RegisterVerdict{"unfenced": intact()}},
+		{"double ownership, nothing lost, no " +
+			"fencing", Verdict{MutualExclusion: overlap, Liveness: live, Registers: map[string]RegisterVerdict{"unfenced": intact()}},
 			Unsafe, "", "two clients believed"},
 		{"double ownership that lost nothing is unsafe, fencing or not", Verdict{MutualExclusion: overlap, Liveness: live,
 			Registers: map[string]RegisterVerdict{"unfenced": intact(), "fenced-rw": intact(), "cas-random": intact()}},
@@ -38,9 +39,11 @@ func TestJudgeGivesOneOutcomePerVerdict(t *testing.T) {
 			"unfenced": lost(1), "fenced-write": lost(1), "fenced-rw": intact()}}, Rescued, "fenced-rw", "fencing kept the data correct (fenced-rw)"},
 		{"data lost without double ownership", Verdict{MutualExclusion: held, Liveness: live, Registers: map[string]RegisterVerdict{"unfenced": lost(2)}},
 			Unsafe, "", "lost updates"},
-		{"every register lost", Verdict{MutualExclusion: overlap, Liveness: live, Registers: map[string]RegisterVerdict{"unfenced": lost(1), "fenced-rw": lost(1)}},
+		{"every register " +
+			"lost", Verdict{MutualExclusion: overlap, Liveness: live, Registers: map[string]RegisterVerdict{"unfenced": lost(1), "fenced-rw": lost(1)}},
 			Unsafe, "", "Unsafe"},
-		{"stuck", Verdict{MutualExclusion: held, Liveness: Liveness{Acquisitions: 3, Stuck: true}, Registers: map[string]RegisterVerdict{"unfenced": intact()}},
+		{"stuck", Verdict{MutualExclusion: held, Liveness: Liveness{Acquisitions: 3, Stuck: true},
+			Registers: map[string]RegisterVerdict{"unfenced": intact()}},
 			Stuck, "", "stuck"},
 		{"nobody acquired", Verdict{MutualExclusion: held, Inconclusive: "no client ever acquired the lock",
 			Registers: map[string]RegisterVerdict{"unfenced": intact()}}, Inconclusive, "", "Inconclusive: no client ever acquired"},

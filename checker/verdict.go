@@ -1,7 +1,9 @@
 // Package checker judges a recorded history: mutual exclusion (who believed they held the lock at
 // the same time), each protected register (linearizable? updates lost?) and liveness (latency, time
-// nobody could take the lock, a lock stuck forever). It is a set of pure functions of
-// []history.Event and knows nothing of the lock or the storage that produced the history.
+// nobody could take the lock, a lock stuck forever). It reads a history into a compact Log (Load,
+// or FromEvents in memory) and judges it (Log.Check): the verdict depends on the history alone
+// (the Log keeps what Check found only to draw it afterwards, Visualize), and the checker knows
+// nothing of the lock or the storage that produced the history.
 package checker
 
 import "time"

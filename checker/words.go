@@ -204,7 +204,8 @@ func collateralSentences(c Collateral) []string {
 		out = append(out, s+".")
 	}
 	if c.UnknownReleases > 0 {
-		out = append(out, fmt.Sprintf("%s by clients that held the lock by every record ended with the outcome unknown (a timeout); they may have freed it, so they are not counted as failed.",
+		out = append(out, fmt.Sprintf("%s by clients that held the lock by every record ended with the outcome unknown (a timeout); they may have "+
+			"freed it, so they are not counted as failed.",
 			plural(c.UnknownReleases, "release")))
 	}
 	if c.LegitRejections > 0 {

@@ -219,7 +219,8 @@ func TestClaimsIndexIsCurrent(t *testing.T) {
 		t.Logf("rewrote the scenario index in %s", claimsPath)
 		return
 	}
-	t.Errorf("the scenario index in %s is out of date; run `go test ./debate/ -run TestClaimsIndex -update`.\nwant:\n%s\ngot:\n%s", claimsPath, want, got)
+	t.Errorf("the scenario index in %s is out of date; run `go test ./debate/ -run TestClaimsIndex "+
+		"-update`.\nwant:\n%s\ngot:\n%s", claimsPath, want, got)
 }
 
 // githubAnchor is the anchor GitHub gives a Markdown heading: lower case, punctuation dropped,

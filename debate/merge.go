@@ -109,7 +109,8 @@ func Merge(parts []Part, allowMissing bool) (Result, error) {
 	}
 	missing := shard.Missing(present, n)
 	if len(missing) > 0 && !allowMissing {
-		return Result{}, fmt.Errorf("debate shard(s) %s missing: a merge needs all %d (--allow-missing merges what is there)", strings.Join(missing, ", "), n)
+		return Result{}, fmt.Errorf("debate shard(s) %s missing: a merge needs all %d (--allow-missing merges what is "+
+			"there)", strings.Join(missing, ", "), n)
 	}
 
 	out := Result{Kind: ResultKind, Command: first.R.Command, Count: first.R.Count, Seeds: first.R.Seeds,

@@ -11,7 +11,6 @@ package history
 import (
 	"encoding/json"
 	"strconv"
-	"time"
 )
 
 // Type says what kind of record an event is.
@@ -122,9 +121,6 @@ type Register struct {
 
 // Client is the process name of the i-th client (1-based).
 func Client(i int) string { return "client-" + strconv.Itoa(i) }
-
-// Dur converts an event's nanosecond field to a time.Duration.
-func Dur(ns int64) time.Duration { return time.Duration(ns) }
 
 // TokenOf returns a pointer to t, for Event.Token.
 func TokenOf(t int64) *int64 { return &t }

@@ -80,9 +80,11 @@ func TestEveryFieldOfEventIsDecoded(t *testing.T) {
 func TestDecoderAgreesWithEncodingJSON(t *testing.T) {
 	lines := []string{
 		`{"t":1,"process":"client-1","type":"invoke","f":"read","op":1}`,
-		` { "t" : 2 , "process" : "client-1" , "type" : "ok" , "f" : "read" , "op" : 1 , "registers" : { "unfenced" : { "value" : 3 , "status" : "ok" } } } `,
+		` { "t" : 2 , "process" : "client-1" , "type" : "ok" , "f" : "read" , "op" : 1 , "registers" : { "unfenced" : { "value" : 3 , "status" : ` +
+			`"ok" } } } `,
 		`{"t":3,"process":"nemesis","type":"invoke","f":"pause","op":0,"target":"client-2","nodes":[],"duration":null,"token":null}`,
-		`{"t":4,"process":"nemesis","type":"ok","f":"partition","nodes":["n1","n\u00e9"],"error":"a \"b\"\n\\c\u2028 \ud83d\ude00","new-field":{"x":[1,2,{"y":null}],"z":true}}`,
+		`{"t":4,"process":"nemesis","type":"ok","f":"partition","nodes":["n1","n\u00e9"],"error":"a \"b\"\n\\c\u2028 \ud83d\ude00",` +
+			`"new-field":{"x":[1,2,{"y":null}],"z":true}}`,
 		`{"t":5,"process":"controller","type":"note","f":"start","registers":{"a":{"value":1},"a":{"status":"ok"},"b":null},"rate":1e-3}`,
 		`{"t":6,"process":"controller","type":"note","f":"end","t":7,"error":"x","error":null,"pass":-0}`,
 		"{\"t\":8,\"process\":\"cli\xffent\",\"type\":\"note\",\"f\":\"lost\",\"error\":\"\xc3\x28\"}",
@@ -162,19 +164,33 @@ func TestMalformedLinesAreErrorsNamingFileLineAndField(t *testing.T) {
 		{"params not an object", []string{`{"t":1,"process":"nemesis","type":"invoke","f":"clock","params":[1]}`}, `:1: field "params": want an object, got an array`},
 		{"params not JSON", []string{`{"t":1,"process":"nemesis","type":"invoke","f":"clock","params":{"offset":1,}}`}, `:1: field "params": want a key, got '}'`},
 		{"a missing field", []string{`{"t":1,"process":"client-1","type":"invoke","op":1}`}, `:1: field "f": missing`},
-		{"an unknown type", []string{`{"t":1,"process":"client-1","type":"done","f":"read","op":1}`}, `:1: field "type": "done" is not one of invoke, ok, fail, info, note`},
-		{"an unknown register status", []string{inv, `{"t":2,"process":"client-1","type":"ok","f":"read","op":1,"registers":{"unfenced":{"value":3,"status":"maybe"}}}`}, `:2: field "registers.unfenced.status": "maybe" is not one of`},
-		{"an access that took effect without registers", []string{inv, `{"t":2,"process":"client-1","type":"ok","f":"read","op":1}`}, `:2: field "registers": a read that took effect must say what it read or wrote`},
-		{"the resource's log entry without registers", []string{`{"t":2,"process":"resource","type":"note","f":"write","target":"client-1","seq":1}`}, `:1: field "registers": a write that took effect`},
-		{"a completion without its invoke", []string{`{"t":2,"process":"client-1","type":"ok","f":"acquire","op":5}`, inv}, `:1: field "op": a completion (ok acquire) of client-1's op 5, which no line invokes`},
+		{"an unknown type", []string{`{"t":1,"process":"client-1","type":"done","f":"read","op":1}`}, `:1: field "type": "done" is not one of ` +
+			`invoke, ok, fail, info, note`},
+		{"an unknown register " +
+			"status", []string{inv, `{"t":2,"process":"client-1","type":"ok","f":"read","op":1,"registers":{"unfenced":{"value":3,` +
+			`"status":"maybe"}}}`}, `:2: field "registers.unfenced.status": "maybe" is not one of`},
+		{"an access that took effect without " +
+			"registers", []string{inv, `{"t":2,"process":"client-1","type":"ok","f":"read","op":1}`}, `:2: field "registers": a read that took ` +
+			`effect must say what it read or wrote`},
+		{"the resource's log entry without " +
+			"registers", []string{`{"t":2,"process":"resource","type":"note","f":"write","target":"client-1","seq":1}`}, `:1: field "registers": a ` +
+			`write that took effect`},
+		{"a completion without its " +
+			"invoke", []string{`{"t":2,"process":"client-1","type":"ok","f":"acquire","op":5}`, inv}, `:1: field "op": a completion (ok acquire) of ` +
+			`client-1's op 5, which no line invokes`},
 		{"an op invoked twice", []string{inv, inv}, `:2: field "op": client-1 invokes op 1 again (line 1) before it completed`},
-		{"a completion of another kind", []string{inv, `{"t":2,"process":"client-1","type":"ok","f":"write","op":1,"registers":{"u":{"value":1,"status":"ok"}}}`}, `:2: field "f": client-1's op 1 is invoked as read (line 1) but completes as write (line 2)`},
-		{"a completion before its invoke", []string{`{"t":5,"process":"client-1","type":"invoke","f":"release","op":2}`, `{"t":4,"process":"client-1","type":"ok","f":"release","op":2}`}, `:2: field "t": client-1's op 2 completes (line 2) before it was invoked (line 1)`},
+		{"a completion of another " +
+			"kind", []string{inv, `{"t":2,"process":"client-1","type":"ok","f":"write","op":1,"registers":{"u":{"value":1,` +
+			`"status":"ok"}}}`}, `:2: field "f": client-1's op 1 is invoked as read (line 1) but completes as write (line 2)`},
+		{"a completion before its " +
+			"invoke", []string{`{"t":5,"process":"client-1","type":"invoke","f":"release","op":2}`, `{"t":4,"process":"client-1","type":"ok",` +
+			`"f":"release","op":2}`}, `:2: field "t": client-1's op 2 completes (line 2) before it was invoked (line 1)`},
 		{"a client op without its number", []string{`{"t":1,"process":"client-1","type":"invoke","f":"read"}`}, `:1: field "op": missing`},
 		{"not JSON", []string{inv, `t=1 process=client-1`}, `:2: want '{', got 't'`},
 		{"garbage after the event", []string{inv + ` {}`}, `:1: unexpected an object after the event's closing brace`},
 		{"a bad last line with its newline", []string{inv, `{"t":2,"process":`}, `:2: `},
-		{"an over-long line", []string{`{"t":1,"process":"c","type":"note","f":"x","error":"` + strings.Repeat("a", MaxLineBytes) + `"}`}, `:1: longer than 1048576 bytes`},
+		{"an over-long line", []string{`{"t":1,"process":"c","type":"note","f":"x",` +
+			`"error":"` + strings.Repeat("a", MaxLineBytes) + `"}`}, `:1: longer than 1048576 bytes`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -104,10 +104,12 @@ func (v *validator) check(e *Event, s seen, line int) error {
 		inv, done = this, other
 	}
 	if inv.f != done.f {
-		return &fieldError{field: "f", msg: fmt.Sprintf("%s's op %d is invoked as %s (line %d) but completes as %s (line %d)", e.Process, e.Op, inv.f, inv.line, done.f, done.line)}
+		return &fieldError{field: "f", msg: fmt.Sprintf("%s's op %d is invoked as %s (line %d) but completes as %s "+
+			"(line %d)", e.Process, e.Op, inv.f, inv.line, done.f, done.line)}
 	}
 	if done.t < inv.t {
-		return &fieldError{field: "t", msg: fmt.Sprintf("%s's op %d completes (line %d) before it was invoked (line %d)", e.Process, e.Op, done.line, inv.line)}
+		return &fieldError{field: "t", msg: fmt.Sprintf("%s's op %d completes (line %d) before it was invoked "+
+			"(line %d)", e.Process, e.Op, done.line, inv.line)}
 	}
 	return nil
 }

@@ -1,8 +1,9 @@
 // Package lockchecktest checks a Go project's own lock in the project's own test suite: register
 // the design (its constructor, fencing token, expiry), pick a scenario (a scenario file, or one
-// of lockcheck's generic faults by name), and run it against real servers — Redis or ZooKeeper
-// started on free local ports, every client a separate process, real pauses — to get the verdict
-// as a value, and as a test error when it is not the one expected.
+// of lockcheck's generic faults by name), and run it against real servers — Redis, ZooKeeper, etcd,
+// MariaDB or PostgreSQL started as local processes on free ports (or in Docker containers: import
+// lockchecktest/docker), every client a separate process, real pauses — to get the verdict as a
+// value, and as a test error when it is not the one expected.
 //
 // The test binary serves as its own worker process, so the design must be registered in every
 // process: from an init function (or in TestMain before Main), and TestMain must call Main:
@@ -14,8 +15,8 @@
 //		lockchecktest.Run(t, lockchecktest.Check{Lock: "my-lock", Scenario: "pause-after-acquire", Expect: lockchecktest.Safe})
 //	}
 //
-// The machine needs what lockcheck's runs need (redis-server, and zookeeper for ZooKeeper
-// designs: scripts/install-deps.sh in lockcheck's repository installs them).
+// The machine needs what lockcheck's runs need (redis-server, and the server of the design's
+// service: scripts/install-deps.sh in lockcheck's repository installs them).
 package lockchecktest
 
 import (
@@ -55,8 +56,11 @@ var (
 
 // Services a design may run on.
 const (
-	Redis     = locks.Redis
-	ZooKeeper = locks.ZooKeeper
+	Redis      = locks.Redis
+	ZooKeeper  = locks.ZooKeeper
+	Etcd       = locks.Etcd
+	MariaDB    = locks.MariaDB
+	PostgreSQL = locks.PostgreSQL
 )
 
 // Outcome is a verdict in one word.
@@ -81,7 +85,7 @@ const (
 // Design is a lock design from outside lockcheck.
 type Design struct {
 	Name    string
-	Service string // Redis (default) or ZooKeeper
+	Service string // Redis (default), ZooKeeper, Etcd, MariaDB or PostgreSQL
 	Nodes   int    // lock-service nodes it uses (default 1)
 	// Token says what fencing token Acquire returns ("" or "none": it returns none); with one,
 	// the fenced registers check it.

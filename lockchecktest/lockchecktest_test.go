@@ -3,6 +3,7 @@ package lockchecktest_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,5 +99,20 @@ func TestLibraryAtAVersion(t *testing.T) {
 		Scenario: "../scenarios/track-record/redsync-extend-after-expiry-v4.0.4.yaml"})
 	if v.Lock != "redsync@v4.0.4" {
 		t.Errorf("ran %q", v.Lock)
+	}
+}
+
+// Faults names the built-in scenarios a check takes: the ones an unknown name's error lists, K2's
+// and K3's pauses and the control among them.
+func TestFaultsAreTheBuiltInScenarios(t *testing.T) {
+	faults := lockchecktest.Faults()
+	for _, want := range []string{"none", "pause-after-acquire", "pause-before-write"} {
+		if !slices.Contains(faults, want) {
+			t.Errorf("Faults() = %v, missing %s", faults, want)
+		}
+	}
+	_, err := lockchecktest.Verify(context.Background(), lockchecktest.Check{Lock: "fenced-lease", Scenario: "gc-pause"})
+	if err == nil || !strings.Contains(err.Error(), "valid faults: "+strings.Join(faults, ", ")) {
+		t.Errorf("the unknown name's error does not list Faults(): %v", err)
 	}
 }

@@ -11,14 +11,16 @@ import (
 
 func init() {
 	Register(Design{
-		Name:     "redis-py",
-		Summary:  "redis-py 4.3 redis.lock.Lock as it is (adapters/redis_py_lock.py): SET NX PX of a uuid, its own Lua compare-and-delete release; a careful user asks owned() before writing",
-		Source:   "redis-py 4.3 (Debian's python3-redis) redis.lock.Lock, run through the lock-client protocol",
-		Token:    "none",
-		Nodes:    1,
-		Expires:  true,
-		Service:  Redis,
-		Protects: "crashed holders (the key expires), deleting another client's lock (compare-and-delete), a holder that resumes after its lease and asks owned() before writing",
+		Name: "redis-py",
+		Summary: "redis-py 4.3 redis.lock.Lock as it is (adapters/redis_py_lock.py): SET NX PX of a uuid, its own Lua compare-and-delete " +
+			"release; a careful user asks owned() before writing",
+		Source:  "redis-py 4.3 (Debian's python3-redis) redis.lock.Lock, run through the lock-client protocol",
+		Token:   "none",
+		Nodes:   1,
+		Expires: true,
+		Service: Redis,
+		Protects: "crashed holders (the key expires), deleting another client's lock (compare-and-delete), a holder that resumes after its lease " +
+			"and asks owned() before writing",
 		FailureModes: []string{
 			"a pause between the owned() check and the write (K3): the write lands after the lease; no fencing token, only its uuid for check-and-set",
 			"while paused past its TTL the holder still believes it holds (K2): double ownership, though owned() then stops the write",

@@ -18,10 +18,11 @@ import (
 
 func init() {
 	Register(Design{
-		Name:     "db-for-update",
-		Summary:  "autocommit off, SELECT ... FOR UPDATE on the lock's row to take (blocking), COMMIT to give back (MariaDB, InnoDB)",
-		Source:   "Chinese survey of lock families: the exclusive-lock (FOR UPDATE) version",
-		Token:    "a version column incremented inside the locked transaction: rolled back with it, so after the server ends a holder's session the next holder gets the same token",
+		Name:    "db-for-update",
+		Summary: "autocommit off, SELECT ... FOR UPDATE on the lock's row to take (blocking), COMMIT to give back (MariaDB, InnoDB)",
+		Source:  "Chinese survey of lock families: the exclusive-lock (FOR UPDATE) version",
+		Token: "a version column incremented inside the locked transaction: rolled back with it, so after the server ends a holder's session " +
+			"the next holder gets the same token",
 		Nodes:    1,
 		Expires:  false,
 		Service:  MariaDB,

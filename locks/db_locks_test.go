@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lockcheck/lockcheck/locks"
+	_ "github.com/lockcheck/lockcheck/providers/local"
 	"github.com/lockcheck/lockcheck/services"
 	_ "github.com/lockcheck/lockcheck/services/all"
 )

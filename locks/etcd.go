@@ -61,7 +61,8 @@ const Etcd = "etcd"
 
 func init() {
 	common := Design{
-		Source:  "go.etcd.io/etcd/client/v3 v3.5.35, package concurrency (Session, Mutex), as etcd's documentation shows it; Jepsen's etcd 3.4.3 analysis (Kyle Kingsbury, 2020) tested etcd's lock",
+		Source: "go.etcd.io/etcd/client/v3 v3.5.35, package concurrency (Session, Mutex), as etcd's documentation shows it; Jepsen's etcd 3.4.3 " +
+			"analysis (Kyle Kingsbury, 2020) tested etcd's lock",
 		Token:   "create revision of the holder's lock key (Mutex.IsOwner)",
 		Nodes:   3,
 		Expires: true,
@@ -76,11 +77,15 @@ func init() {
 	}
 	checked := common
 	checked.Name = "etcd"
-	checked.Summary = "etcd client v3.5 concurrency.Session + Mutex as they are (lease kept alive by the library, oldest key holds); the holder checks Session.Done() before each access"
+	checked.Summary = "etcd client v3.5 concurrency.Session + Mutex as they are (lease kept alive by the library, oldest key holds); the " +
+		"holder checks Session.Done() before each access"
 	checked.FailureModes = []string{
-		"a pause longer than the TTL: the lease expires and another client holds; on resuming the holder believes it still holds until the library closes Done (K2); create-revision fencing rescues",
-		"Done closes up to a second after the library's own deadline (it looks once a second), and that deadline counts from the last keep-alive answer: a holder cut off can still pass its check after the server revoked its lease",
-		"a fresh session is taken to be alive for 5 s before its first keep-alive answer, whatever its TTL: after a leader crash a holder passed its check with its lease already gone (debate/k11-leader-crash-etcd)",
+		"a pause longer than the TTL: the lease expires and another client holds; on resuming the holder believes it still holds until the " +
+			"library closes Done (K2); create-revision fencing rescues",
+		"Done closes up to a second after the library's own deadline (it looks once a second), and that deadline counts from the last keep-alive " +
+			"answer: a holder cut off can still pass its check after the server revoked its lease",
+		"a fresh session is taken to be alive for 5 s before its first keep-alive answer, whatever its TTL: after a leader crash a holder passed " +
+			"its check with its lease already gone (debate/k11-leader-crash-etcd)",
 		"a pause between the check and the write (K3): nothing can catch it; create-revision fencing rescues",
 	}
 	checked.Scenarios = []string{"no-faults-etcd", "debate/k2-etcd", "debate/k3-etcd", "debate/k11-leader-isolated-etcd",
@@ -98,7 +103,8 @@ func init() {
 	unchecked.Name = "etcd-unchecked"
 	unchecked.Summary = "etcd client v3.5 concurrency.Session + Mutex as most code uses them: Lock, work, Unlock, never looking at the session"
 	unchecked.FailureModes = []string{
-		"a pause or partition longer than the TTL: the lease expires, another client holds, and the holder writes anyway (K2, as Jepsen's etcd 3.4.3 analysis found); create-revision fencing rescues",
+		"a pause or partition longer than the TTL: the lease expires, another client holds, and the holder writes anyway (K2, as Jepsen's etcd " +
+			"3.4.3 analysis found); create-revision fencing rescues",
 		"a pause anywhere in the critical section longer than the TTL (K3 too): it never checks",
 	}
 	unchecked.Scenarios = []string{"no-faults-etcd", "debate/k2-etcd-unchecked", "jepsen/random-pauses-etcd-unchecked"}

@@ -223,7 +223,8 @@ func TestProgramThatCannotStartSaysWhy(t *testing.T) {
 			t.Errorf("error %q does not say %q", err, w)
 		}
 	}
-	if _, err := StartProgram("foo", []string{"/no/such/program"}, "", nil, Env{Point: func(string) {}}); err == nil || !strings.Contains(err.Error(), "/no/such/program") {
+	if _, err := StartProgram("foo", []string{"/no/such/program"}, "", nil, Env{Point: func(string) {}}); err == nil ||
+		!strings.Contains(err.Error(), "/no/such/program") {
 		t.Fatalf("a missing program: want an error naming it, got %v", err)
 	}
 }

@@ -30,7 +30,8 @@ func init() {
 		Points:    []string{BetweenGetAndDel},
 		Protects:  "crashed holders (the key expires); a release long after expiry finds another value and deletes nothing",
 		FailureModes: []string{
-			"holder stalls between its GET and its DEL past the TTL: the DEL deletes the next holder's lock, and two clients that never stalled hold it at once",
+			"holder stalls between its GET and its DEL past the TTL: the DEL deletes the next holder's lock, and two clients that never stalled hold " +
+				"it at once",
 			"holder paused past the TTL keeps believing it holds: double ownership (K2, K3)",
 		},
 		Scenarios: []string{"no-faults-get-del", "debate/mistake-get-then-del"},

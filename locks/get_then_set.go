@@ -36,7 +36,8 @@ func init() {
 		Points:   []string{BetweenGetAndSet},
 		Protects: "nothing reliably: two clients can both see the key empty",
 		FailureModes: []string{
-			"two clients GET the empty key before either SETs it: both take the lock, with no fault at all (M5); the later SET's value wins, so the other's release deletes nothing",
+			"two clients GET the empty key before either SETs it: both take the lock, with no fault at all (M5); the later SET's value wins, so the " +
+				"other's release deletes nothing",
 			"holder crashes while holding: the key has no TTL, the lock is stuck forever",
 			"no fencing token: the resource cannot reject the second holder's writes",
 		},

@@ -3,8 +3,8 @@
 package locks
 
 // Mutants: shipped designs, each with one realistic bug, to measure what the matrix catches (make
-// mutants, cmd/lockmutants). They exist only in binaries built with the "mutants" build tag, so no
-// user ever sees them listed as designs. Each wraps the original's client and replaces the one
+// mutants, internal/tools/lockmutants). They exist only in binaries built with the "mutants" build
+// tag, so no user ever sees them listed as designs. Each wraps the original's client and replaces the one
 // method the bug lives in; everything else is the original's code.
 
 import (
@@ -14,32 +14,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/redis/go-redis/v9"
 )
-
-// Mutant is a design with one bug, and the shipped design it was made from.
-type Mutant struct {
-	Design   Design
-	Original string // the shipped design's name
-	Bug      string // the one thing that differs, in a sentence
-}
-
-var (
-	mutants     []Mutant
-	mutantsOnce sync.Once
-)
-
-// Mutants registers the mutant designs (once; after every shipped design's init, whose registry
-// entries they copy) and lists them. The mutants command calls it first, in the controller and in
-// its workers alike.
-func Mutants() []Mutant {
-	mutantsOnce.Do(registerMutants)
-	return mutants
-}
 
 // registerMutant registers a copy of the original's registry entry under name, with the bug
 // stated where a user would look (summary, failure modes) and no scenarios of its own.
@@ -348,7 +327,8 @@ func (l mysqlGetLockUnchecked) Acquire(ctx context.Context) (*int64, error) {
 	}
 	l.env.Point(BeforeLockStatement)
 	var got, token sql.NullInt64
-	err = conn.QueryRowContext(ctx, fmt.Sprintf("SELECT GET_LOCK(?, %.3f), NEXTVAL(lock_fence)", waitWithin(ctx).Seconds()), l.env.Key).Scan(&got, &token)
+	err = conn.QueryRowContext(ctx, fmt.Sprintf("SELECT GET_LOCK(?, %.3f), "+
+		"NEXTVAL(lock_fence)", waitWithin(ctx).Seconds()), l.env.Key).Scan(&got, &token)
 	switch {
 	case err != nil:
 		l.s.drop()

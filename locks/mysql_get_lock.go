@@ -33,7 +33,8 @@ func init() {
 			"a server crash-restart frees the lock while its holder works on",
 			"with the default wait_timeout (8 hours) a paused holder keeps everyone waiting",
 		},
-		Scenarios: []string{"no-faults-mysql-get-lock", "idle-timeout-mysql-get-lock", "db/pause-defaults-mysql-get-lock", "db/partition-holder-mysql-get-lock", "db/crash-restart-mysql-get-lock", "db/kill-holder-mysql-get-lock", "db/lost-reply-mysql-get-lock"},
+		Scenarios: []string{"no-faults-mysql-get-lock", "idle-timeout-mysql-get-lock", "db/pause-defaults-mysql-get-lock",
+			"db/partition-holder-mysql-get-lock", "db/crash-restart-mysql-get-lock", "db/kill-holder-mysql-get-lock", "db/lost-reply-mysql-get-lock"},
 		New: func(env Env) (Lock, error) {
 			s, err := newMySQLSession(env)
 			if err != nil {

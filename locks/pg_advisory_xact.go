@@ -25,7 +25,8 @@ func init() {
 		Points:   []string{BeforeLockStatement},
 		Protects: "a holder that dies, and a forgotten unlock: the lock ends with the transaction",
 		FailureModes: []string{
-			"a holder paused past idle_in_transaction_session_timeout loses its transaction, and the lock, without being told: double ownership (the database K2)",
+			"a holder paused past idle_in_transaction_session_timeout loses its transaction, and the lock, without being told: double ownership (the " +
+				"database K2)",
 			"a server crash-restart ends every transaction: the lock is free again while its holder works on",
 			"not reentrant: a nested take succeeds, but the first COMMIT frees both",
 		},

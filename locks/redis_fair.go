@@ -58,7 +58,8 @@ func init() {
 		Blocking:  "on its own channel, messaged when it is at the head of the queue and the lock is released, or after the lock's remaining lease",
 		Protects:  "everything redisson does, and starvation: waiters are served in the order they queued",
 		FailureModes: []string{
-			"a waiter frozen at the head of the queue blocks everyone behind it, with the lock free, until its timeout passes (up to its wait time plus a lease)",
+			"a waiter frozen at the head of the queue blocks everyone behind it, with the lock free, until its timeout passes (up to its wait time " +
+				"plus a lease)",
 			"a waiter still waiting when its timeout passes is dropped from the queue and queues again at the back",
 			"as redisson: a pause longer than the lease freezes the watchdog too, and the holder is never told (K2); no fencing token",
 		},

@@ -48,9 +48,11 @@ func init() {
 		Reentrant: true,
 		Points:    []string{BeforeWait},
 		Blocking:  "on the lock's unlock channel (pub/sub), or until the holder's remaining lease has passed",
-		Protects:  "crashed holders (the lease expires), holds longer than the lease (the watchdog renews), releasing another client's lock (owner field), re-entry by the holder",
+		Protects: "crashed holders (the lease expires), holds longer than the lease (the watchdog renews), releasing another client's lock " +
+			"(owner field), re-entry by the holder",
 		FailureModes: []string{
-			"a pause longer than what is left of the lease freezes the watchdog too: the key expires, another client takes the lock, the paused holder resumes and writes (K2, K3, A1)",
+			"a pause longer than what is left of the lease freezes the watchdog too: the key expires, another client takes the lock, the paused " +
+				"holder resumes and writes (K2, K3, A1)",
 			"the watchdog finds the field gone and stops renewing silently: the holder is never told it lost the lock",
 			"no fencing token: the resource cannot reject the late writer",
 			"a release lost with its connection leaves a level of the reentrant count behind, and the watchdog stops; a holder that takes the lock again within the lease re-enters that level and keeps the lock for ever, one level up: every other client starves",

@@ -49,7 +49,8 @@ func init() {
 			"no fencing token: the random value is not ordered, the resource cannot reject a late writer (K6)",
 			"a node that forgets its key (restart without fsync) or whose clock jumps lets a second majority form (K8, K9)",
 		},
-		Scenarios: []string{"no-faults-redlock", "debate/k3-redlock", "debate/k2-redlock", "debate/k8-redlock", "debate/k9-redlock", "debate/a10-aof-always-redlock", "debate/a10-delayed-restart-redlock", "debate/a4-redlock", "debate/a7-redlock",
+		Scenarios: []string{"no-faults-redlock", "debate/k3-redlock", "debate/k2-redlock", "debate/k8-redlock", "debate/k9-redlock",
+			"debate/a10-aof-always-redlock", "debate/a10-delayed-restart-redlock", "debate/a4-redlock", "debate/a7-redlock",
 			"pause-during-acquire-redlock", "random-mixed-redlock", "debate/k10-a8-redlock-send-reply-pause"},
 		New: func(env Env) (Lock, error) { return newRedlock(env), nil },
 	})

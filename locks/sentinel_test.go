@@ -47,7 +47,8 @@ func TestSingleNodeRedisDesignsFollowSentinel(t *testing.T) {
 	n1 := f.Direct["n1"]
 	tested := 0
 	for _, d := range All() {
-		if (d.Service != "" && d.Service != Redis) || d.Nodes != 1 || d.External { // external programs do not follow Sentinel (the loader refuses replicas for them)
+		// External programs do not follow Sentinel (the Redis kind refuses replicas for them).
+		if (d.Service != "" && d.Service != Redis) || d.Nodes != 1 || d.External {
 			continue
 		}
 		tested++

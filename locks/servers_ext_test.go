@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/internal/proc"
+	"github.com/lockcheck/lockcheck/internal/testredis"
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/providers"
-	"github.com/lockcheck/lockcheck/providers/local"
 	"github.com/lockcheck/lockcheck/services"
 	"github.com/lockcheck/lockcheck/services/redis"
 	"github.com/lockcheck/lockcheck/services/zookeeper"
@@ -28,7 +28,10 @@ func startTestService(t testing.TB, s locks.TestServiceSpec, clients ...string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := services.Spec{Design: d, Nodes: s.Nodes, Replicas: s.Replicas}
+	spec := services.Spec{Design: d, Nodes: s.Nodes}
+	if s.Replicas > 0 {
+		spec.Server = redis.Settings{Replicas: s.Replicas}
+	}
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -72,18 +75,4 @@ func startTestService(t testing.TB, s locks.TestServiceSpec, clients ...string) 
 	return out
 }
 
-func startPlainRedis(t testing.TB) string {
-	t.Helper()
-	p, err := local.New(providers.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	n, err := redis.StartServer(ctx, p, "plain", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n.Addr(redis.ClientPort)
-}
+func startPlainRedis(t testing.TB) string { return testredis.Addr(t, "plain") }

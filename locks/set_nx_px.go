@@ -35,7 +35,9 @@ func init() {
 			"holder paused past the TTL keeps believing it holds: double ownership (K2, K3)",
 			"a token from one node's counter goes backwards if the node loses its data (K6)",
 		},
-		Scenarios: []string{"no-faults-set-nx-px", "fairness-set-nx-px", "debate/k2-set-nx-px", "debate/k3-set-nx-px", "crash-holder-set-nx-px", "debate/k2-random-pauses-set-nx-px", "failover-lost-lock-set-nx-px", "crash-restart-set-nx-px", "debate/k4-set-nx-px", "debate/a4-set-nx-px", "clock-jump-node-set-nx-px", "debate/k10-set-nx-px-send-reply-pause", "debate/k6-failover-token-backwards"},
+		Scenarios: []string{"no-faults-set-nx-px", "fairness-set-nx-px", "debate/k2-set-nx-px", "debate/k3-set-nx-px", "crash-holder-set-nx-px",
+			"debate/k2-random-pauses-set-nx-px", "failover-lost-lock-set-nx-px", "crash-restart-set-nx-px", "debate/k4-set-nx-px",
+			"debate/a4-set-nx-px", "clock-jump-node-set-nx-px", "debate/k10-set-nx-px-send-reply-pause", "debate/k6-failover-token-backwards"},
 		New: func(env Env) (Lock, error) {
 			hook := &redisopt.ReplyHook{}
 			return &setNxPx{rdb: dialRedisHooked(env.Nodes[0], env, hook), hook: hook, env: env}, nil
@@ -73,7 +75,8 @@ type setNxPx struct {
 // counter, in one atomic step; it returns the token, or nil when the key was taken.
 // acquireWithTokenNoTTL is the same without an expiry (a TTL of 0).
 var (
-	acquireWithToken      = redis.NewScript(`if redis.call('set',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then return redis.call('incr',KEYS[2]) end return false`)
+	acquireWithToken = redis.NewScript(`if redis.call('set',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then ` +
+		`return redis.call('incr',KEYS[2]) end return false`)
 	acquireWithTokenNoTTL = redis.NewScript(`if redis.call('set',KEYS[1],ARGV[1],'NX') then return redis.call('incr',KEYS[2]) end return false`)
 )
 

@@ -32,7 +32,8 @@ func init() {
 		Blocking:  "a watch on the node it waits for (its predecessor, or the last writer ahead of a reader)",
 		Protects:  "as zk-session-aware; readers run together, a writer runs alone, and a reader never overtakes a writer queued before it",
 		FailureModes: []string{
-			"as zk-session-aware: a client paused past the session timeout overlaps the next holders (K2), a pause between check and write is not caught (K3); czxid fencing rescues",
+			"as zk-session-aware: a client paused past the session timeout overlaps the next holders (K2), a pause between check and write is not " +
+				"caught (K3); czxid fencing rescues",
 			"readers exclude only writers: a read hold is shared, so a reader that writes can lose another reader's update",
 		},
 		Scenarios: []string{"no-faults-zk-rw"},

@@ -47,13 +47,17 @@ func init() {
 		Service:  ZooKeeper,
 		Points:   nil,
 		Blocking: "a watch on its predecessor's node (GetW), in the queue of sequential nodes",
-		Protects: "crashed or cut-off holders (the ephemeral node goes with the session), herd effects (only the predecessor is watched), lost create replies (protected names), a holder cut off from ZooKeeper (it stops believing one session timeout after it last heard from a server)",
+		Protects: "crashed or cut-off holders (the ephemeral node goes with the session), herd effects (only the predecessor is watched), lost " +
+			"create replies (protected names), a holder cut off from ZooKeeper (it stops believing one session timeout after it last heard from a server)",
 		FailureModes: []string{
-			"a pause of the whole client longer than the session timeout: another client holds meanwhile; on resume the connection still looks up until the library notices, so a check made at once passes (K2); czxid fencing rescues",
+			"a pause of the whole client longer than the session timeout: another client holds meanwhile; on resume the connection still looks up " +
+				"until the library notices, so a check made at once passes (K2); czxid fencing rescues",
 			"a pause between the validity check and the write (K3): nothing can catch it; czxid fencing rescues",
-			"validity counts from the last read from a server: off by up to one round trip from when the server last heard from us (ZooKeeper rounds expiry up to a tick, which covers it here)",
+			"validity counts from the last read from a server: off by up to one round trip from when the server last heard from us (ZooKeeper rounds " +
+				"expiry up to a tick, which covers it here)",
 		},
-		Scenarios: []string{"no-faults-zk-session-aware", "fairness-zk-session-aware", "debate/k2-zk-session-aware", "debate/k3-zk-session-aware", "partition-zk-session-aware"},
+		Scenarios: []string{"no-faults-zk-session-aware", "fairness-zk-session-aware", "debate/k2-zk-session-aware",
+			"debate/k3-zk-session-aware", "partition-zk-session-aware"},
 		New: func(env Env) (Lock, error) {
 			return newZKRecipe(env, zkMutexKind), nil
 		},

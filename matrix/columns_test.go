@@ -1,7 +1,6 @@
 package matrix
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -50,12 +49,12 @@ func TestDerivedColumnsFollowTheDesignsProperties(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src, na := scenarioYAML(d, f, 1)
+		sc, na, err := cellScenario(d, f, 1)
 		if na != c.na {
 			t.Errorf("%s × %s: n/a %q, want %q", c.lock, c.fault, na, c.na)
 		}
-		if c.na == "" && src == "" {
-			t.Errorf("%s × %s: no scenario", c.lock, c.fault)
+		if c.na == "" && (sc == nil || err != nil) {
+			t.Errorf("%s × %s: no scenario: %v", c.lock, c.fault, err)
 		}
 	}
 }
@@ -78,9 +77,8 @@ func TestDerivedCellsShape(t *testing.T) {
 	// queued and ends after the session is over, all within client-1's hold.
 	sc := load("zk-session-aware", "waiter-expires")
 	ttl, hold, stagger := sc.TTL.D(), sc.Workload.Hold.D(), sc.Workload.Stagger.D()
-	src, _ := scenarioYAML(mustGet(t, "zk-session-aware"), mustFault(t, "waiter-expires"), 1)
-	if !strings.Contains(src, "target: client-2, at: 800ms, for: 2.5s") {
-		t.Fatalf("waiter-expires: unexpected nemesis:\n%s", src)
+	if f := sc.Nemesis[0]; len(sc.Nemesis) != 1 || f.Target != "client-2" || f.At.D() != 800*time.Millisecond || f.For.D() != 2500*time.Millisecond {
+		t.Fatalf("waiter-expires: unexpected nemesis: %+v", sc.Nemesis)
 	}
 	if at, pause := 800*time.Millisecond, 2500*time.Millisecond; at <= 2*stagger || pause <= ttl || hold <= at+pause {
 		t.Errorf("waiter-expires: hold %v, stagger %v, ttl %v: the waiter's session would not run out within client-1's hold", hold, stagger, ttl)
@@ -92,30 +90,13 @@ func TestDerivedCellsShape(t *testing.T) {
 	if sc.Workload.Hold.D() <= sc.TTL.D() || sc.Workload.AcquireTimeout.D() <= sc.Workload.Hold.D() {
 		t.Errorf("partition-long-hold: hold %v must outlast the ttl %v, and waiters wait longer", sc.Workload.Hold.D(), sc.TTL.D())
 	}
-	if src, _ := scenarioYAML(mustGet(t, "redlock"), mustFault(t, "pause-at-point-2"), 1); !strings.Contains(src, "point: before-elapsed-check, occurrence: 1") {
-		t.Errorf("pause-at-point-2 on redlock pauses at its second point:\n%s", src)
+	if f := load("redlock", "pause-at-point-2").Nemesis[0]; f.Point != "before-elapsed-check" || f.Occurrence != 1 {
+		t.Errorf("pause-at-point-2 on redlock pauses at its second point: %+v", f)
 	}
-	if src, _ := scenarioYAML(mustGet(t, "redlock"), mustFault(t, "crash-restart-minority"), 1); strings.Count(src, "fault: crash") != 2 ||
-		!strings.Contains(src, "target: n1,") || !strings.Contains(src, "target: n2,") {
-		t.Errorf("crash-restart-minority on redlock crashes n1 and n2 of five:\n%s", src)
+	if n := load("redlock", "crash-restart-minority").Nemesis; len(n) != 2 || n[0].Kind != "crash" || n[0].Target != "n1" || n[1].Target != "n2" {
+		t.Errorf("crash-restart-minority on redlock crashes n1 and n2 of five: %+v", n)
 	}
-	if src, _ := scenarioYAML(mustGet(t, "set-nx-px"), mustFault(t, "pause-overtaken"), 1); !strings.Contains(src, "target: overtaken, point: after-acquire, occurrence: 1") {
-		t.Errorf("pause-overtaken pauses a later hold:\n%s", src)
+	if f := load("set-nx-px", "pause-overtaken").Nemesis[0]; f.Target != "overtaken" || f.Point != "after-acquire" || f.Occurrence != 1 {
+		t.Errorf("pause-overtaken pauses a later hold: %+v", f)
 	}
-}
-
-func mustGet(t *testing.T, name string) locks.Design {
-	d, err := locks.Get(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
-func mustFault(t *testing.T, name string) Fault {
-	f, err := faultNamed(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
 }

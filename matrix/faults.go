@@ -5,14 +5,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/services"
+	"github.com/lockcheck/lockcheck/workloads"
 )
 
-// Fault is one column of the matrix: a fault generic enough to apply to any lock design, written
-// as a scenario nemesis entry. The same fault hits every lock the same way, so a row compares
+// Fault is one column of the matrix: a fault generic enough to apply to any lock design, as a
+// scenario's nemesis entries. The same fault hits every lock the same way, so a row compares
 // designs and a column compares faults. A column may apply only to designs with some property
 // (a reentrant design, a queue, a fencing token, program points): it is n/a, with the reason, for
 // the others.
@@ -24,10 +26,10 @@ type Fault struct {
 	entry func(c cellParams) (cellSpec, string)
 }
 
-// cellSpec is what one cell runs: its nemesis entries (YAML flow mappings) and the workload
-// settings it changes from the matrix's usual ones (zero: unchanged).
+// cellSpec is what one cell runs: its faults and the workload settings it changes from the
+// matrix's usual ones (zero: unchanged).
 type cellSpec struct {
-	nemesis        []string
+	nemesis        []nemesis.Fault
 	hold           time.Duration // usual: 100ms
 	stagger        time.Duration // usual: 50ms
 	acquireTimeout time.Duration // usual: 3s
@@ -35,8 +37,26 @@ type cellSpec struct {
 	reentrant      bool
 }
 
-// faults is the usual cell with these nemesis entries.
-func faults(entries ...string) cellSpec { return cellSpec{nemesis: entries} }
+// faults is the usual cell with these faults.
+func faults(fs ...nemesis.Fault) cellSpec { return cellSpec{nemesis: fs} }
+
+// The faults the columns are made of. client-1 is the first to hold (the clients are staggered).
+const firstClient = "client-1"
+
+// pauseAt freezes target at its occurrence-th pass through point, for d.
+func pauseAt(target, point string, occurrence int, d time.Duration) nemesis.Fault {
+	return nemesis.Fault{Kind: history.Pause, Target: target, Point: point, Occurrence: occurrence, For: scenarios.Duration(d)}
+}
+
+// cutAt cuts target from every lock node at its occurrence-th pass through point, for d.
+func cutAt(target, point string, occurrence int, d time.Duration) nemesis.Fault {
+	return nemesis.Fault{Kind: history.Partition, Target: target, Point: point, Occurrence: occurrence, For: scenarios.Duration(d)}
+}
+
+// crashAt kills node at a time and restarts it d later.
+func crashAt(node string, at, d time.Duration) nemesis.Fault {
+	return nemesis.Fault{Kind: history.Crash, Target: node, At: scenarios.Duration(at), For: scenarios.Duration(d)}
+}
 
 // cellParams are the lengths a cell is built with, scaled to the design's lease.
 type cellParams struct {
@@ -73,23 +93,24 @@ var Faults = []Fault{
 	{Name: "pause-after-acquire", Summary: "the first holder is frozen right after acquiring, for longer than the lease (GC pause)",
 		Claims: []string{"K2", "A1"},
 		entry: func(c cellParams) (cellSpec, string) {
-			return faults(fmt.Sprintf("{fault: pause, target: client-1, point: after-acquire, occurrence: 1, for: %s}", c.pause)), ""
+			return faults(pauseAt(firstClient, workloads.AfterAcquire, 1, c.pause)), ""
 		}},
 	{Name: "pause-before-write", Summary: "the holder is frozen after its read and any validity check, just before its write",
 		Claims: []string{"K3", "A9"},
 		entry: func(c cellParams) (cellSpec, string) {
-			return faults(fmt.Sprintf("{fault: pause, target: client-1, point: before-write, occurrence: 1, for: %s}", c.pause)), ""
+			return faults(pauseAt(firstClient, workloads.BeforeWrite, 1, c.pause)), ""
 		}},
 	{Name: "delay-write", Summary: "the holder's write to the resource is held back in the network past the lease",
 		Claims: []string{"K4"},
 		entry: func(c cellParams) (cellSpec, string) {
-			return faults(fmt.Sprintf("{fault: delay, target: client-1, nodes: [resource], latency: %s, point: before-write, occurrence: 1, for: %s}",
-				c.pause*3/4, c.pause)), ""
+			return faults(nemesis.Fault{Kind: history.Delay, Target: firstClient,
+				Params: nemesis.DelayParams{Nodes: []string{"resource"}, Latency: scenarios.Duration(c.pause * 3 / 4)},
+				Point: workloads.BeforeWrite, Occurrence: 1, For: scenarios.Duration(c.pause)}), ""
 		}},
 	{Name: "partition-holder", Summary: "the holder is cut off from every lock node right after acquiring, for longer than the lease",
 		Claims: []string{"K2", "K11"},
 		entry: func(c cellParams) (cellSpec, string) {
-			return faults(fmt.Sprintf("{fault: partition, target: client-1, point: after-acquire, occurrence: 1, for: %s}", c.pause)), ""
+			return faults(cutAt(firstClient, workloads.AfterAcquire, 1, c.pause)), ""
 		}},
 	{Name: "clock-jump-node", Summary: "a lock node's wall clock steps 10 leases forward (libfaketime)",
 		Claims: []string{"K7", "A7"},
@@ -97,28 +118,32 @@ var Faults = []Fault{
 			if c.first.NoClock != "" {
 				return cellSpec{}, c.first.NoClock
 			}
-			return faults(fmt.Sprintf("{fault: clock, target: %s, at: 1s, offset: %s}", c.firstNode, 10*c.ttl)), ""
+			return faults(nemesis.Fault{Kind: history.Clock, Target: c.firstNode, At: scenarios.Duration(time.Second),
+				Params: nemesis.ClockParams{Offset: scenarios.Signed(10 * c.ttl)}}), ""
 		}},
 	{Name: "crash-restart-node", Summary: "a lock node is killed (SIGKILL) and restarted at once, without persistence",
 		Claims: []string{"K9", "A10"},
 		entry: func(c cellParams) (cellSpec, string) {
-			return faults(fmt.Sprintf("{fault: crash, target: %s, at: 1100ms, for: 100ms}", c.firstNode)), ""
+			return faults(crashAt(c.firstNode, 1100*time.Millisecond, 100*time.Millisecond)), ""
 		}},
 	{Name: "kill-holder", Summary: "the second holder dies (SIGKILL) right after acquiring and never releases",
 		entry: func(cellParams) (cellSpec, string) {
-			return faults("{fault: kill, target: client-1, point: after-acquire, occurrence: 2}"), ""
+			return faults(nemesis.Fault{Kind: history.Kill, Target: firstClient, Point: workloads.AfterAcquire, Occurrence: 2}), ""
 		}},
-	{Name: "reentrant", Summary: "no fault; every holder takes the lock a second time and gives that inner level back before its work, as a caller of a locking helper carries on",
+	{Name: "reentrant", Summary: "no fault; every holder takes the lock a second time and gives that inner level back before its work, as a " +
+		"caller of a locking helper carries on",
 		entry: func(c cellParams) (cellSpec, string) {
 			if !c.design.Reentrant {
 				return cellSpec{}, naNotReentrant
 			}
 			return cellSpec{reentrant: true}, ""
 		}},
-	{Name: "waiter-expires", Summary: "a queued waiter (client-2, behind the holder client-1, ahead of client-3) is frozen until its session or lease runs out, while client-1 still holds",
+	{Name: "waiter-expires", Summary: "a queued waiter (client-2, behind the holder client-1, ahead of client-3) is frozen until its session " +
+		"or lease runs out, while client-1 still holds",
 		Claims: []string{"K11"},
 		entry:  waiterExpires},
-	{Name: "pause-overtaken", Summary: "a client is frozen past the lease as it holds again after others held while it waited, so its token is not the lowest handed out",
+	{Name: "pause-overtaken", Summary: "a client is frozen past the lease as it holds again after others held while it waited, so its token is " +
+		"not the lowest handed out",
 		Claims: []string{"K2", "K5"},
 		entry: func(c cellParams) (cellSpec, string) {
 			if !c.design.HasToken() {
@@ -126,21 +151,23 @@ var Faults = []Fault{
 			}
 			// overtaken: the first client to hold again after another took the lock since its
 			// previous hold (nemesis.Overtaken), paused as that hold begins.
-			return faults(fmt.Sprintf("{fault: pause, target: overtaken, point: after-acquire, occurrence: 1, for: %s}", c.pause)), ""
+			return faults(pauseAt(nemesis.Overtaken, workloads.AfterAcquire, 1, c.pause)), ""
 		}},
 	pauseAtPoint(1),
 	pauseAtPoint(2),
-	{Name: "partition-long-hold", Summary: "holding for three leases, the holder is cut off from every lock node right after acquiring, for longer than its lease or session",
+	{Name: "partition-long-hold", Summary: "holding for three leases, the holder is cut off from every lock node right after acquiring, for " +
+		"longer than its lease or session",
 		Claims: []string{"K2", "K11"},
 		entry: func(c cellParams) (cellSpec, string) {
 			if !c.design.HoldsUntilReleased() {
 				return cellSpec{}, naLeaseEnds
 			}
 			s := longHoldCell(c)
-			s.nemesis = []string{fmt.Sprintf("{fault: partition, target: client-1, point: after-acquire, occurrence: 1, for: %s}", c.pause)}
+			s.nemesis = []nemesis.Fault{cutAt(firstClient, workloads.AfterAcquire, 1, c.pause)}
 			return s, ""
 		}},
-	{Name: "crash-restart-long-hold", Summary: "a lock node is killed (SIGKILL) and restarted at once, without persistence, while the first holder holds for three leases",
+	{Name: "crash-restart-long-hold", Summary: "a lock node is killed (SIGKILL) and restarted at once, without persistence, while the first " +
+		"holder holds for three leases",
 		Claims: []string{"K9", "A10"},
 		entry: func(c cellParams) (cellSpec, string) {
 			if !c.design.HoldsUntilReleased() {
@@ -148,10 +175,11 @@ var Faults = []Fault{
 			}
 			s := longHoldCell(c)
 			// Half a lease into the first hold: client-1 starts first and holds at once.
-			s.nemesis = []string{fmt.Sprintf("{fault: crash, target: %s, at: %s, for: 100ms}", c.firstNode, c.ttl/2+300*time.Millisecond)}
+			s.nemesis = []nemesis.Fault{crashAt(c.firstNode, c.ttl/2+300*time.Millisecond, 100*time.Millisecond)}
 			return s, ""
 		}},
-	{Name: "crash-restart-minority", Summary: "the largest minority of the lock nodes are killed (SIGKILL) and restarted at once, without persistence, while a client holds",
+	{Name: "crash-restart-minority", Summary: "the largest minority of the lock nodes are killed (SIGKILL) and restarted at once, without " +
+		"persistence, while a client holds",
 		Claims: []string{"K9", "A10"},
 		entry:  crashMinority},
 }
@@ -169,7 +197,7 @@ func crashMinority(c cellParams) (cellSpec, string) {
 		s = longHoldCell(c)
 	}
 	for _, n := range c.nodes[:(len(c.nodes)-1)/2] {
-		s.nemesis = append(s.nemesis, fmt.Sprintf("{fault: crash, target: %s, at: 1100ms, for: 100ms}", n))
+		s.nemesis = append(s.nemesis, crashAt(n, 1100*time.Millisecond, 100*time.Millisecond))
 	}
 	return s, ""
 }
@@ -192,11 +220,11 @@ func waiterExpires(c cellParams) (cellSpec, string) {
 		return cellSpec{}, naNoQueue
 	}
 	const stagger = 300 * time.Millisecond
-	pauseAt := 2*stagger + 200*time.Millisecond
+	pausedAt := 2*stagger + 200*time.Millisecond
 	pause := 2*c.ttl + 500*time.Millisecond
-	hold := pauseAt + pause + c.ttl // client-1 still holds a lease after client-2's place went
+	hold := pausedAt + pause + c.ttl // client-1 still holds a lease after client-2's place went
 	return cellSpec{
-		nemesis:        []string{fmt.Sprintf("{fault: pause, target: client-2, at: %s, for: %s}", pauseAt, pause)},
+		nemesis:        []nemesis.Fault{{Kind: history.Pause, Target: "client-2", At: scenarios.Duration(pausedAt), For: scenarios.Duration(pause)}},
 		hold:           hold,
 		stagger:        stagger,
 		acquireTimeout: 3 * hold,
@@ -209,7 +237,8 @@ func waiterExpires(c cellParams) (cellSpec, string) {
 // pauses in one run would land in one attempt, or in one that was failing anyway.
 func pauseAtPoint(k int) Fault {
 	return Fault{Name: fmt.Sprintf("pause-at-point-%d", k),
-		Summary: fmt.Sprintf("client-1 is frozen past the lease at its first pass through the design's own program point number %d (lockcheck list -v names them)", k),
+		Summary: fmt.Sprintf("client-1 is frozen past the lease at its first pass through the design's own program point number %d (lockcheck "+
+			"list -v names them)", k),
 		entry: func(c cellParams) (cellSpec, string) {
 			points := c.design.Points
 			if len(points) < k {
@@ -218,7 +247,7 @@ func pauseAtPoint(k int) Fault {
 				}
 				return cellSpec{}, fmt.Sprintf("only %d program point(s) of its own", len(points))
 			}
-			s := faults(fmt.Sprintf("{fault: pause, target: client-1, point: %s, occurrence: 1, for: %s}", points[k-1], c.pause))
+			s := faults(pauseAt(firstClient, points[k-1], 1, c.pause))
 			s.duration = c.duration + c.pause
 			return s, ""
 		}}
@@ -257,38 +286,42 @@ func params(d locks.Design) (cellParams, error) {
 	return c, nil
 }
 
-// scenarioYAML writes the scenario of one cell. It goes through the ordinary loader, so a cell is
-// exactly as valid, and as reproducible, as a scenario file (its text is kept in the run folder).
-func scenarioYAML(d locks.Design, f Fault, seed int64) (string, string) {
+// cellScenario builds the scenario of one cell, or says why the fault does not apply to d. It is
+// checked by the rules a scenario file is (scenarios.New), and a run folder keeps it as YAML.
+func cellScenario(d locks.Design, f Fault, seed int64) (*scenarios.Scenario, string, error) {
 	c, err := params(d)
 	if err != nil {
-		return "", err.Error()
+		return nil, "", err
 	}
 	cell, na := f.entry(c)
 	if na != "" {
-		return "", na
+		return nil, na, nil
 	}
-	duration := or(cell.duration, c.duration)
-	var b strings.Builder
-	fmt.Fprintf(&b, "# lockcheck matrix cell: %s under %s\n", d.Name, f.Name)
-	fmt.Fprintf(&b, "name: %s\n", cellName(d.Name, f.Name))
-	fmt.Fprintf(&b, "description: %q\n", fmt.Sprintf("%s under %s: %s", d.Name, f.Name, f.Summary))
-	if len(f.Claims) > 0 {
-		fmt.Fprintf(&b, "claims: [%s]\n", strings.Join(f.Claims, ", "))
+	s := scenarios.Scenario{
+		Name:        cellName(d.Name, f.Name),
+		Description: fmt.Sprintf("%s under %s: %s", d.Name, f.Name, f.Summary),
+		Claims:      f.Claims,
+		LockSpec:    scenarios.LockSpec{Name: d.Name},
+		Nodes:       d.Nodes,
+		Clients:     cellClients,
+		TTL:         scenarios.Duration(c.ttl),
+		Duration:    scenarios.Duration(or(cell.duration, c.duration)),
+		Seed:        seed,
+		Workload: scenarios.Workload{
+			Hold:           scenarios.Duration(or(cell.hold, 100*time.Millisecond)),
+			Think:          scenarios.Duration(10 * time.Millisecond),
+			Stagger:        scenarios.Duration(or(cell.stagger, 50*time.Millisecond)),
+			AcquireTimeout: scenarios.Duration(or(cell.acquireTimeout, 3*time.Second)),
+			Reentrant:      cell.reentrant,
+		},
+		Path:    cellName(d.Name, f.Name) + ".yaml",
+		Comment: fmt.Sprintf("lockcheck matrix cell: %s under %s", d.Name, f.Name),
 	}
-	fmt.Fprintf(&b, "lock: %s\nnodes: %d\nclients: %d\nttl: %s\nduration: %s\nseed: %d\n", d.Name, d.Nodes, cellClients, c.ttl, duration, seed)
-	fmt.Fprintf(&b, "workload:\n  hold: %s\n  think: 10ms\n  stagger: %s\n  acquire_timeout: %s\n",
-		or(cell.hold, 100*time.Millisecond), or(cell.stagger, 50*time.Millisecond), or(cell.acquireTimeout, 3*time.Second))
-	if cell.reentrant {
-		b.WriteString("  reentrant: true\n")
+	for _, fault := range cell.nemesis {
+		s.Nemesis = append(s.Nemesis, scenarios.Entry{Fault: fault})
 	}
-	if len(cell.nemesis) > 0 {
-		b.WriteString("nemesis:\n")
-		for _, e := range cell.nemesis {
-			fmt.Fprintf(&b, "  - %s\n", e)
-		}
-	}
-	return b.String(), ""
+	sc, err := scenarios.New(s)
+	return sc, "", err
 }
 
 // cellClients is the number of clients of every cell.
@@ -304,7 +337,7 @@ func or(d, def time.Duration) time.Duration {
 
 func cellName(lock, fault string) string { return "matrix-" + lock + "-" + fault }
 
-// Scenario is the matrix's scenario for design d under the named fault (a column), loaded: how a
+// Scenario is the matrix's scenario for design d under the named fault (a column): how a
 // project's own test checks its lock against one of the generic faults (package lockchecktest).
 // It fails with the valid names for an unknown fault, or says why the fault does not apply.
 func Scenario(d locks.Design, fault string, seed int64) (*scenarios.Scenario, error) {
@@ -312,18 +345,18 @@ func Scenario(d locks.Design, fault string, seed int64) (*scenarios.Scenario, er
 	if err != nil {
 		return nil, err
 	}
-	src, na := scenarioYAML(d, f, seed)
+	sc, na, err := cellScenario(d, f, seed)
 	if na != "" {
 		return nil, fmt.Errorf("%s does not apply to %s: %s", fault, d.Name, na)
 	}
-	return scenarios.Parse(cellName(d.Name, f.Name)+".yaml", []byte(src))
+	return sc, err
 }
 
 // NotApplicable lists the columns that do not apply to design d, each with its reason.
 func NotApplicable(d locks.Design) []string {
 	var out []string
 	for _, f := range Faults {
-		if _, na := scenarioYAML(d, f, 1); na != "" {
+		if _, na, _ := cellScenario(d, f, 1); na != "" {
 			out = append(out, f.Name+" ("+na+")")
 		}
 	}

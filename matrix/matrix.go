@@ -12,7 +12,6 @@ import (
 	"github.com/lockcheck/lockcheck/internal/shard"
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/runner"
-	"github.com/lockcheck/lockcheck/scenarios"
 )
 
 // Options choose the grid and how to run it.
@@ -160,12 +159,11 @@ func prepare(names []string) error {
 
 func runCell(ctx context.Context, d locks.Design, f Fault, o Options) Cell {
 	c := Cell{Lock: d.Name, Fault: f.Name}
-	src, na := scenarioYAML(d, f, o.Seed)
+	sc, na, err := cellScenario(d, f, o.Seed)
 	if na != "" {
 		c.Status, c.Detail = NA, na
 		return c
 	}
-	sc, err := scenarios.Parse(cellName(d.Name, f.Name)+".yaml", []byte(src))
 	if err != nil { // a bug in the grid, not in the lock: show it in the cell
 		c.Outcomes = []Outcome{{Status: Error, Err: err.Error()}}
 		c.summarise()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/internal/testmain"
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/resource"
 	"github.com/lockcheck/lockcheck/runner"
@@ -15,22 +16,33 @@ import (
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
-// The test binary doubles as the worker process, as in the runner's tests.
-func TestMain(m *testing.M) {
-	workloads.RunIfTestWorker()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testmain.Run(m) }
 
-// Every cell of the full grid is a scenario the ordinary loader accepts (or a stated n/a).
+// Every cell of the full grid is a valid scenario (or a stated n/a), and the YAML its run folder
+// keeps loads back to the same scenario.
 func TestEveryCellIsAValidScenario(t *testing.T) {
 	for _, d := range locks.All() {
 		for _, f := range Faults {
-			src, na := scenarioYAML(d, f, 1)
+			sc, na, err := cellScenario(d, f, 1)
 			if na != "" {
 				continue
 			}
-			if _, err := scenarios.Parse(cellName(d.Name, f.Name)+".yaml", []byte(src)); err != nil {
-				t.Errorf("%s × %s: %v\n%s", d.Name, f.Name, err, src)
+			if err != nil {
+				t.Errorf("%s × %s: %v", d.Name, f.Name, err)
+				continue
+			}
+			text, err := sc.YAML()
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := scenarios.Parse(cellName(d.Name, f.Name)+".yaml", text)
+			if err != nil {
+				t.Errorf("%s × %s: its YAML does not load: %v\n%s", d.Name, f.Name, err, text)
+				continue
+			}
+			back.Comment = sc.Comment // a comment is not part of the scenario
+			if again, _ := back.YAML(); string(again) != string(text) {
+				t.Errorf("%s × %s: its YAML loads back to another scenario:\n%s\nthen\n%s", d.Name, f.Name, text, again)
 			}
 		}
 	}
@@ -164,7 +176,7 @@ func TestSmallGridOnRealServers(t *testing.T) {
 func TestClockColumnDoesNotApplyToZooKeeper(t *testing.T) {
 	d, _ := locks.Get("zk")
 	f, _ := faultNamed("clock-jump-node")
-	if _, na := scenarioYAML(d, f, 1); na == "" {
+	if _, na, _ := cellScenario(d, f, 1); na == "" {
 		t.Fatal("clock-jump-node should be n/a for zk")
 	}
 }

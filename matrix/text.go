@@ -12,6 +12,10 @@ func ScenarioText(d locks.Design, fault string, seed int64) (text, notApplicable
 	if err != nil {
 		return "", "", err
 	}
-	text, notApplicable = scenarioYAML(d, f, seed)
-	return text, notApplicable, nil
+	sc, notApplicable, err := cellScenario(d, f, seed)
+	if err != nil || notApplicable != "" {
+		return "", notApplicable, err
+	}
+	b, err := sc.YAML()
+	return string(b), "", err
 }

@@ -183,9 +183,13 @@ th{background:#f4f4f4;font-weight:600}td.lock{font-weight:600;white-space:nowrap
 td small{display:block;color:#444;max-width:18em}a{color:inherit}
 </style></head><body>
 <h1>lockcheck matrix</h1>
-<p>{{len .M.Locks}} lock(s) × {{len .M.Faults}} fault(s), started {{.M.Started.Format "2006-01-02 15:04:05"}}, took {{.M.Wall}}{{if .M.Interrupted}} — <b>interrupted</b>{{end}}{{with .M.Scope}}; {{.}}{{end}}.</p>
+<p>{{len .M.Locks}} lock(s) × {{len .M.Faults}} fault(s), started {{.M.Started.Format "2006-01-02 15:04:05"}}, took {{.M.Wall}}
+{{- if .M.Interrupted}} — <b>interrupted</b>{{end}}{{with .M.Scope}}; {{.}}{{end}}.</p>
 <table><tr><th>lock</th>{{range .M.Faults}}<th title="{{summary .}}">{{.}}</th>{{end}}</tr>
-{{range $lock := .M.Locks}}<tr><td class="lock">{{$lock}}</td>{{range $f := $.M.Faults}}{{with cell $.M $lock $f}}<td class="{{if eq .Status "n/a"}}na{{else}}{{.Status}}{{end}}">{{with link $.Base .}}<a href="{{.}}">{{end}}{{.Label}}{{if link $.Base .}}</a>{{end}}<small>{{.Detail}}</small></td>{{else}}<td>—</td>{{end}}{{end}}</tr>
+{{range $lock := .M.Locks}}<tr><td class="lock">{{$lock}}</td>
+{{- range $f := $.M.Faults}}{{with cell $.M $lock $f}}<td class="{{if eq .Status "n/a"}}na{{else}}{{.Status}}{{end}}">
+{{- with link $.Base .}}<a href="{{.}}">{{end}}{{.Label}}{{if link $.Base .}}</a>{{end}}<small>{{.Detail}}</small></td>
+{{- else}}<td>—</td>{{end}}{{end}}</tr>
 {{end}}</table>
 {{with .M.Baseline}}<h2>Against the baseline</h2><p>{{.}}: {{if $.M.Regressions}}{{len $.M.Regressions}} cell(s) got worse.</p><ul>{{range $.M.Regressions}}<li><b>{{.Lock}} × {{.Fault}}</b>{{if ne .Baseline .Lock}} (against {{.Baseline}}){{end}}: {{range $i, $h := .How}}{{if $i}}; {{end}}{{$h}}{{end}}</li>{{end}}</ul>{{else}}no cell got worse.</p>{{end}}{{end}}
 <p>Best first — safe: mutual exclusion held, nothing lost, no collateral damage · damaged: held and nothing lost, but rightful users were harmed (failed releases, refused by fencing, tokens out of order, a fair design's unfair overtakes) · starved: held and nothing lost, but a client asked in vain while others were served, or askers were refused most of the run · rescued: the lock failed under the fault, a fencing register stayed correct · stuck: never freed again · inconclusive: the run proves nothing · unsafe: the lock failed and nothing the design offers kept the data correct (with no fault, fencing is no rescue) · n/a: fault does not apply</p>

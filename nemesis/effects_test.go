@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -23,28 +22,18 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/proc"
 	"github.com/lockcheck/lockcheck/internal/redisopt"
+	"github.com/lockcheck/lockcheck/internal/testmain"
 	"github.com/lockcheck/lockcheck/locks"
 	. "github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/providers/faketime"
+	_ "github.com/lockcheck/lockcheck/providers/local"
 	"github.com/lockcheck/lockcheck/services"
 	_ "github.com/lockcheck/lockcheck/services/all"
 	rediskind "github.com/lockcheck/lockcheck/services/redis"
 )
 
-type quietRedisLog struct{}
-
-func (quietRedisLog) Printf(context.Context, string, ...any) {}
-
-func TestMain(m *testing.M) {
-	redis.SetLogger(quietRedisLog{}) // dial failures across cut links are what the tests provoke
-	code := m.Run()
-	if err := proc.KillAll(); err != nil { // a safety net: no server may outlive a failed test
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testmain.Run(m) }
 
 // cluster is a started Redis lock service with links for client-1.
 type cluster struct{ *services.Topology }
@@ -66,7 +55,7 @@ func waitStopped(t *testing.T, n providers.Node) {
 
 // realCluster starts lock nodes n1..nN with links for client-1 and a nemesis over them, as a run
 // does: the service's targets and its topology as the network.
-func realCluster(t *testing.T, nodes int) (cluster, *Nemesis, *recorder) {
+func realCluster(t *testing.T, nodes int) (cluster, *testNemesis, *recorder) {
 	t.Helper()
 	d, err := locks.Get("set-nx-px")
 	if err != nil {
@@ -83,8 +72,8 @@ func realCluster(t *testing.T, nodes int) (cluster, *Nemesis, *recorder) {
 		targets[name] = tg
 	}
 	rec := &recorder{}
-	n := New(targets, rec.record)
-	n.SetNetwork(topo)
+	n := newTestNemesis(targets, rec.record)
+	n.cfg.Network = topo
 	t.Cleanup(n.Heal)
 	return cluster{topo}, n, rec
 }

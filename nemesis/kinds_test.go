@@ -78,7 +78,7 @@ func TestParametersOfAnotherKindAreRefused(t *testing.T) {
 		t.Fatalf("a delay's parameters on a clock fault: reported %v", got)
 	}
 	var events []history.Event
-	n := New(map[string]Target{"client-1": &fakeTarget{}}, func(e history.Event) { events = append(events, e) })
+	n := New(Config{Targets: map[string]Target{"client-1": &fakeTarget{}}, Record: func(e history.Event) { events = append(events, e) }})
 	n.apply(Fault{Kind: history.Clock, Target: "client-1", Params: PartitionParams{}}, false)
 	if len(events) != 1 || events[0].Type != history.Fail || !strings.Contains(events[0].Error, "do not belong to a clock fault") {
 		t.Fatalf("recorded %+v", events)

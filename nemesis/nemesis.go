@@ -23,8 +23,9 @@ import (
 
 // Nemesis carries out a schedule against named targets.
 type Nemesis struct {
-	targets map[string]Target
-	record  func(history.Event)
+	schedule Schedule
+	targets  map[string]Target
+	record   func(history.Event)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -61,14 +62,34 @@ type pointKey struct {
 	occurrence    int
 }
 
-// New makes a nemesis over targets (more can be added) that records its actions with record.
-func New(targets map[string]Target, record func(history.Event)) *Nemesis {
+// Config is what a nemesis is made with, all at once.
+type Config struct {
+	// Schedule is what it carries out.
+	Schedule Schedule
+	// Targets are the servers and roles it may act on; clients join as their processes start
+	// (AddTarget).
+	Targets map[string]Target
+	// Network is the links it may cut and delay (nil: none).
+	Network Network
+	// Record records its actions in the run's history.
+	Record func(history.Event)
+	// Arm and Disarm, if set, tell every client to stop at each pass of a program point (a
+	// hunt's move), and to stop stopping there (also the points of Schedule.EveryPass) once no
+	// fault waits there any more.
+	Arm, Disarm func(point string)
+}
+
+// New makes a nemesis for c.Schedule. Its faults at program points are planned at once, so make
+// it before any client can reach its point: a stop nobody planned is resumed straight away.
+func New(c Config) *Nemesis {
 	ctx, cancel := context.WithCancel(context.Background())
-	n := &Nemesis{targets: map[string]Target{}, record: record, ctx: ctx, cancel: cancel,
-		points: map[pointKey]Fault{}, skewed: map[string]ClockSetter{}, state: NewLockState()}
-	for name, t := range targets {
+	n := &Nemesis{schedule: c.Schedule, targets: map[string]Target{}, record: c.Record, ctx: ctx, cancel: cancel,
+		points: map[pointKey]Fault{}, skewed: map[string]ClockSetter{}, state: NewLockState(),
+		network: c.Network, arm: c.Arm, disarm: c.Disarm}
+	for name, t := range c.Targets {
 		n.targets[name] = t
 	}
+	n.plan()
 	return n
 }
 
@@ -79,13 +100,6 @@ func (n *Nemesis) AddTarget(name string, t Target) {
 	n.targets[name] = t
 }
 
-// SetNetwork gives the nemesis the links it may cut and delay.
-func (n *Nemesis) SetNetwork(net Network) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.network = net
-}
-
 // Observe takes an event of the run's history into account: the clients' events and the
 // controller's notes must pass through here (the nemesis sees its own), so that a fault whose
 // target is a lock state finds the client in it.
@@ -93,15 +107,6 @@ func (n *Nemesis) Observe(e history.Event) { n.state.Observe(e) }
 
 // State is the lock's state as the nemesis follows it.
 func (n *Nemesis) State() *LockState { return n.state }
-
-// SetArming gives the nemesis a way to tell every client to stop at each pass of a program point
-// (a hunt's move), and to stop stopping there (also the points of Schedule.EveryPass) once no
-// fault waits there any more.
-func (n *Nemesis) SetArming(arm, disarm func(point string)) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.arm, n.disarm = arm, disarm
-}
 
 func (n *Nemesis) target(name string) Target {
 	n.mu.Lock()
@@ -115,16 +120,12 @@ func (n *Nemesis) net() Network {
 	return n.network
 }
 
-// Plan registers the faults of s that wait at program points. Call it before the clients start:
-// a client may reach its point at once, and an unplanned stop is resumed straight away.
-func (n *Nemesis) Plan(s Schedule) {
+// plan registers the schedule's faults that wait at program points.
+func (n *Nemesis) plan() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.rolePoints != nil {
-		return // planned already
-	}
 	n.rolePoints = []*rolePoint{}
-	for _, f := range s.Faults {
+	for _, f := range n.schedule.Faults {
 		switch {
 		case f.Point == "":
 		case IsClientRole(f.Target):
@@ -147,9 +148,10 @@ func (s Schedule) EveryPass() []string {
 	return out
 }
 
-// Start checks that every kind and target of s exists, plans its point faults (if Plan was not
-// called) and begins its timed and random parts.
-func (n *Nemesis) Start(s Schedule) error {
+// Start checks that every kind and target of the schedule exists (clients included: start once
+// they have joined) and begins its timed and random parts.
+func (n *Nemesis) Start() error {
+	s := n.schedule
 	for _, f := range s.Faults {
 		if _, err := Lookup(f.Kind); err != nil {
 			return fmt.Errorf("nemesis: %w", err)
@@ -174,7 +176,6 @@ func (n *Nemesis) Start(s Schedule) error {
 			}
 		}
 	}
-	n.Plan(s)
 	for _, f := range s.Faults {
 		if f.Point != "" {
 			continue

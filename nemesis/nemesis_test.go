@@ -15,8 +15,9 @@ import (
 func TestTimedPauseStopsTheRealProcessThenResumesIt(t *testing.T) {
 	p := sleeper(t)
 	rec := &recorder{}
-	n := New(map[string]Target{"client-1": p}, rec.record)
-	if err := n.Start(Schedule{Faults: []Fault{{Kind: PauseFault, Target: "client-1", At: dur(50 * time.Millisecond), For: dur(300 * time.Millisecond)}}}); err != nil {
+	n := newTestNemesis(map[string]Target{"client-1": p}, rec.record)
+	if err := n.Start(Schedule{Faults: []Fault{{Kind: PauseFault, Target: "client-1", At: dur(50 * time.Millisecond),
+		For: dur(300 * time.Millisecond)}}}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
@@ -40,7 +41,7 @@ func TestTimedPauseStopsTheRealProcessThenResumesIt(t *testing.T) {
 func TestHealEndsAPauseEarlyAndLeavesNothingStopped(t *testing.T) {
 	p := sleeper(t)
 	rec := &recorder{}
-	n := New(map[string]Target{"n1": p}, rec.record)
+	n := newTestNemesis(map[string]Target{"n1": p}, rec.record)
 	_ = n.Start(Schedule{Faults: []Fault{{Kind: PauseFault, Target: "n1", At: dur(0), For: dur(time.Hour)}}})
 	time.Sleep(100 * time.Millisecond)
 	if s := stateOf(t, p); s != 'T' {
@@ -59,7 +60,7 @@ func TestHealEndsAPauseEarlyAndLeavesNothingStopped(t *testing.T) {
 func TestPointFaultActsOnlyWhenTheClientReportsThePoint(t *testing.T) {
 	p := sleeper(t)
 	rec := &recorder{}
-	n := New(map[string]Target{"client-1": p}, rec.record)
+	n := newTestNemesis(map[string]Target{"client-1": p}, rec.record)
 	_ = n.Start(Schedule{Faults: []Fault{{Kind: KillFault, Target: "client-1", Point: "after-acquire", Occurrence: 2}}})
 	time.Sleep(50 * time.Millisecond)
 	if len(rec.all()) != 0 {
@@ -81,7 +82,7 @@ func TestPointFaultActsOnlyWhenTheClientReportsThePoint(t *testing.T) {
 
 func TestUnplannedStopIsResumedAtOnce(t *testing.T) {
 	p := sleeper(t)
-	n := New(map[string]Target{"client-1": p}, func(history.Event) {})
+	n := newTestNemesis(map[string]Target{"client-1": p}, func(history.Event) {})
 	_ = p.Stop()
 	n.Stopped("client-1", "before-write", 7)
 	time.Sleep(50 * time.Millisecond)
@@ -94,7 +95,7 @@ func TestRandomPackageIsSeededAndStaysWithinBounds(t *testing.T) {
 	run := func() []history.Event {
 		targets := map[string]Target{"client-1": sleeper(t), "client-2": sleeper(t)}
 		rec := &recorder{}
-		n := New(targets, rec.record)
+		n := newTestNemesis(targets, rec.record)
 		_ = n.Start(Schedule{Random: &Random{Faults: []string{PauseFault}, Targets: []string{"client-1", "client-2"},
 			Interval: dur(40 * time.Millisecond), MinFor: dur(10 * time.Millisecond), MaxFor: dur(30 * time.Millisecond), Seed: 42}})
 		time.Sleep(400 * time.Millisecond)
@@ -117,7 +118,7 @@ func TestRandomPackageIsSeededAndStaysWithinBounds(t *testing.T) {
 }
 
 func TestUnknownTargetIsRefused(t *testing.T) {
-	n := New(map[string]Target{}, func(history.Event) {})
+	n := newTestNemesis(map[string]Target{}, func(history.Event) {})
 	if err := n.Start(Schedule{Faults: []Fault{{Kind: PauseFault, Target: "n9"}}}); err == nil {
 		t.Fatal("want an error for a target that does not exist")
 	}
@@ -149,7 +150,7 @@ func (f *fakeClock) settings() string {
 func TestClockFaultSetsTheClockAndHealResetsIt(t *testing.T) {
 	c := &fakeClock{}
 	rec := &recorder{}
-	n := New(map[string]Target{"client-1": c}, rec.record)
+	n := newTestNemesis(map[string]Target{"client-1": c}, rec.record)
 	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "client-1", At: dur(10 * time.Millisecond), Params: ClockParams{Offset: signed(2 * time.Second), Rate: 1.1}}}})
 	time.Sleep(100 * time.Millisecond)
 	n.Heal()
@@ -165,7 +166,7 @@ func TestClockFaultSetsTheClockAndHealResetsIt(t *testing.T) {
 
 func TestClockFaultWithALengthSetsTheClockBack(t *testing.T) {
 	c := &fakeClock{}
-	n := New(map[string]Target{"client-1": c}, func(history.Event) {})
+	n := newTestNemesis(map[string]Target{"client-1": c}, func(history.Event) {})
 	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "client-1", Params: &ClockParams{Offset: signed(-time.Second)}, For: dur(30 * time.Millisecond)}}})
 	time.Sleep(150 * time.Millisecond)
 	if got := c.settings(); got != "-1s@0 0s@1" {
@@ -176,7 +177,7 @@ func TestClockFaultWithALengthSetsTheClockBack(t *testing.T) {
 
 func TestClockFaultOnATargetWithoutAClockFails(t *testing.T) {
 	rec := &recorder{}
-	n := New(map[string]Target{"n1": sleeper(t)}, rec.record)
+	n := newTestNemesis(map[string]Target{"n1": sleeper(t)}, rec.record)
 	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "n1", Params: ClockParams{Offset: signed(time.Second)}}}})
 	time.Sleep(50 * time.Millisecond)
 	n.Heal()
@@ -190,9 +191,8 @@ func TestClockFaultOnATargetWithoutAClockFails(t *testing.T) {
 func TestPointFaultPlannedBeforeStartIsHonouredEvenIfReachedBeforeStart(t *testing.T) {
 	p := sleeper(t)
 	rec := &recorder{}
-	n := New(nil, rec.record)
 	s := Schedule{Faults: []Fault{{Kind: PauseFault, Target: "client-1", Point: "after-acquire", Occurrence: 1, For: dur(200 * time.Millisecond)}}}
-	n.Plan(s)
+	n := New(Config{Schedule: s, Record: rec.record}) // planned as it is made, before any client exists
 	n.AddTarget("client-1", p)
 	_ = p.Stop()
 	n.Stopped("client-1", "after-acquire", 1) // before Start
@@ -200,7 +200,7 @@ func TestPointFaultPlannedBeforeStartIsHonouredEvenIfReachedBeforeStart(t *testi
 	if st := stateOf(t, p); st != 'T' {
 		t.Fatalf("the planned pause was skipped: state %c", st)
 	}
-	if err := n.Start(s); err != nil {
+	if err := n.Start(); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
@@ -234,7 +234,7 @@ func TestCrashKillsTheServerAndRestartsItAfterItsDowntime(t *testing.T) {
 	r := &restartable{t: t, p: sleeper(t)}
 	first := r.cur()
 	rec := &recorder{}
-	n := New(map[string]Target{"n1": r}, rec.record)
+	n := newTestNemesis(map[string]Target{"n1": r}, rec.record)
 	_ = n.Start(Schedule{Faults: []Fault{{Kind: CrashFault, Target: "n1", At: dur(10 * time.Millisecond), For: dur(200 * time.Millisecond)}}})
 	select {
 	case <-first.Exited():
@@ -294,8 +294,8 @@ func (f *fakeNetwork) String() string {
 func TestPartitionCutsThenHealsAndAnOpenEndedOneHealsAtHeal(t *testing.T) {
 	net := &fakeNetwork{}
 	rec := &recorder{}
-	n := New(map[string]Target{"client-1": sleeper(t), "client-2": sleeper(t)}, rec.record)
-	n.SetNetwork(net)
+	n := newTestNemesis(map[string]Target{"client-1": sleeper(t), "client-2": sleeper(t)}, rec.record)
+	n.cfg.Network = net
 	_ = n.Start(Schedule{Faults: []Fault{
 		{Kind: PartitionFault, Target: "client-1", Params: PartitionParams{Nodes: []string{"n4", "n5"}}, At: dur(0), For: dur(50 * time.Millisecond)},
 		{Kind: PartitionFault, Target: "client-2", At: dur(0)}, // until healed
@@ -316,8 +316,8 @@ func TestPartitionCutsThenHealsAndAnOpenEndedOneHealsAtHeal(t *testing.T) {
 
 func TestPartitionAtAProgramPointLetsTheClientGoOn(t *testing.T) {
 	p := sleeper(t)
-	n := New(map[string]Target{"client-1": p}, func(history.Event) {})
-	n.SetNetwork(&fakeNetwork{})
+	n := newTestNemesis(map[string]Target{"client-1": p}, func(history.Event) {})
+	n.cfg.Network = &fakeNetwork{}
 	_ = n.Start(Schedule{Faults: []Fault{{Kind: PartitionFault, Target: "client-1", Point: "after-acquire", Occurrence: 1, For: dur(time.Second)}}})
 	_ = p.Stop()
 	n.Stopped("client-1", "after-acquire", 1)

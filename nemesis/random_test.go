@@ -117,7 +117,7 @@ func TestRandomPauseOnlyDrawsAreUnchanged(t *testing.T) {
 func TestStrobeFlipsTheClockAndSetsItBack(t *testing.T) {
 	c := &fakeClock{}
 	rec := &recorder{}
-	n := New(map[string]Target{"n1": c}, rec.record)
+	n := newTestNemesis(map[string]Target{"n1": c}, rec.record)
 	_ = n.Start(Schedule{Faults: []Fault{{Kind: StrobeFault, Target: "n1", Params: StrobeParams{Offset: signed(5 * time.Second), Period: dur(40 * time.Millisecond)}, For: dur(150 * time.Millisecond)}}})
 	time.Sleep(300 * time.Millisecond)
 	n.Heal()
@@ -147,7 +147,7 @@ func TestStrobeFlipsTheClockAndSetsItBack(t *testing.T) {
 func TestStrobeHealedEarlyEndsAtTrueTime(t *testing.T) {
 	c := &fakeClock{}
 	rec := &recorder{}
-	n := New(map[string]Target{"n1": c}, rec.record)
+	n := newTestNemesis(map[string]Target{"n1": c}, rec.record)
 	_ = n.Start(Schedule{Faults: []Fault{{Kind: StrobeFault, Target: "n1", Params: StrobeParams{Offset: signed(-3 * time.Second), Period: dur(time.Hour)}}}})
 	time.Sleep(50 * time.Millisecond)
 	n.Heal()

@@ -9,7 +9,7 @@ import (
 	. "github.com/lockcheck/lockcheck/nemesis"
 )
 
-func acquired(n *Nemesis, client string) {
+func acquired(n interface{ Observe(history.Event) }, client string) {
 	n.Observe(history.Event{Process: client, Type: history.Invoke, F: history.Acquire})
 	n.Observe(history.Event{Process: client, Type: history.OK, F: history.Acquire})
 }
@@ -19,7 +19,7 @@ func acquired(n *Nemesis, client string) {
 func TestTimedFaultOnTheHolderWaitsForOne(t *testing.T) {
 	c1, c2 := sleeper(t), sleeper(t)
 	rec := &recorder{}
-	n := New(map[string]Target{"client-1": c1, "client-2": c2}, rec.record)
+	n := newTestNemesis(map[string]Target{"client-1": c1, "client-2": c2}, rec.record)
 	if err := n.Start(Schedule{Faults: []Fault{{Kind: PauseFault, Target: Holder, At: dur(0), For: dur(200 * time.Millisecond)}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestTimedFaultOnTheHolderWaitsForOne(t *testing.T) {
 // With nobody in the state before the heal, the fault is recorded as failed, naming the state.
 func TestFaultOnAStateNobodyReachesFails(t *testing.T) {
 	rec := &recorder{}
-	n := New(map[string]Target{"client-1": sleeper(t)}, rec.record)
+	n := newTestNemesis(map[string]Target{"client-1": sleeper(t)}, rec.record)
 	_ = n.Start(Schedule{Faults: []Fault{{Kind: PauseFault, Target: Waiter, At: dur(0), For: dur(time.Second)}}})
 	acquired(n, "client-1") // a holder, but nobody waits
 	time.Sleep(50 * time.Millisecond)
@@ -62,9 +62,9 @@ func TestFaultOnAStateNobodyReachesFails(t *testing.T) {
 func TestPointFaultOnTheOvertakenPicksTheRightPass(t *testing.T) {
 	c1, c2 := sleeper(t), sleeper(t)
 	rec := &recorder{}
-	n := New(map[string]Target{"client-1": c1, "client-2": c2}, rec.record)
+	n := newTestNemesis(map[string]Target{"client-1": c1, "client-2": c2}, rec.record)
 	disarmed := make(chan string, 1)
-	n.SetArming(nil, func(point string) { disarmed <- point })
+	n.cfg.Disarm = func(point string) { disarmed <- point }
 	sched := Schedule{Faults: []Fault{{Kind: PauseFault, Target: Overtaken, Point: "after-acquire", Occurrence: 1, For: dur(time.Hour)}}}
 	if got := sched.EveryPass(); !slices.Equal(got, []string{"after-acquire"}) {
 		t.Fatalf("EveryPass = %v", got)

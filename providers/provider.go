@@ -202,9 +202,28 @@ func Register(name string, f Factory) {
 func New(name string, o Options) (Provider, error) {
 	f, ok := factories[name]
 	if !ok {
-		return nil, fmt.Errorf("unknown provider %q; valid providers: %s", name, strings.Join(Names(), ", "))
+		return nil, Unknown(name)
 	}
 	return f(o)
+}
+
+// linkedElsewhere are lockcheck's providers by the package that registers them: a program links
+// only those it imports (the docker provider brings the Docker client with it).
+var linkedElsewhere = map[string]string{
+	"docker":   "github.com/lockcheck/lockcheck/providers/docker",
+	"external": "github.com/lockcheck/lockcheck/providers/external",
+	"local":    "github.com/lockcheck/lockcheck/providers/local",
+}
+
+// Unknown is the error for a provider name that is not registered: the valid names, and for one
+// of lockcheck's own providers that this program does not link, the package to import.
+func Unknown(name string) error {
+	msg := fmt.Sprintf("unknown provider %q; valid providers: %s", name, strings.Join(Names(), ", "))
+	if pkg, ok := linkedElsewhere[name]; ok {
+		msg = fmt.Sprintf("the %s provider is not built into this program (import _ %q to add it); valid providers: %s",
+			name, pkg, strings.Join(Names(), ", "))
+	}
+	return errors.New(msg)
 }
 
 // Names lists the registered providers.

@@ -82,7 +82,8 @@ func TestBrowseServesAFolderOfRealRuns(t *testing.T) {
 		return `class="run safe"`
 	}
 	pauseRow := row(index, pauseAt)
-	for _, want := range []string{colour(r.pause.Matches, r.pause.Verdict.MutualExclusion.Holds), "k2-set-nx-px", "set-nx-px", "pause", pauseRel + "/report.html"} {
+	for _, want := range []string{colour(r.pause.Matches, r.pause.Verdict.MutualExclusion.Holds), "k2-set-nx-px", "set-nx-px", "pause",
+		pauseRel + "/report.html"} {
 		if !strings.Contains(pauseRow, want) {
 			t.Errorf("the pause run's row lacks %q:\n%s", want, pauseRow)
 		}
@@ -98,7 +99,8 @@ func TestBrowseServesAFolderOfRealRuns(t *testing.T) {
 	}
 
 	// The linked report and the run's files are served.
-	if code, ctype, body := get("/" + pauseRel + "/report.html"); code != http.StatusOK || !strings.HasPrefix(ctype, "text/html") || !strings.Contains(body, `id="timeline"`) {
+	if code, ctype, body := get("/" + pauseRel + "/report.html"); code != http.StatusOK || !strings.HasPrefix(ctype, "text/html") ||
+		!strings.Contains(body, `id="timeline"`) {
 		t.Errorf("report.html: %d %s", code, ctype)
 	}
 	if code, _, body := get("/" + pauseRel + "/verdict.json"); code != http.StatusOK || !strings.Contains(body, `"matches_expect"`) {

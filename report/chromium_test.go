@@ -210,7 +210,8 @@ func TestLongRunReportInHeadlessChromium(t *testing.T) {
 	}
 	ov := got.Overview
 	if ov.Counts.Holds != st.Cycles || ov.Counts.Overlaps != len(res.Verdict.MutualExclusion.Windows) || ov.Counts.Faults != 60 {
-		t.Errorf("the overview's data lacks something: %+v (want %d holds, %d overlaps, 60 faults)", ov.Counts, st.Cycles, len(res.Verdict.MutualExclusion.Windows))
+		t.Errorf("the overview's data lacks something: %+v (want %d holds, %d overlaps, 60 "+
+			"faults)", ov.Counts, st.Cycles, len(res.Verdict.MutualExclusion.Windows))
 	}
 	if ov.Drawn.Single || ov.Drawn.Overlaps != ov.Counts.Overlaps || ov.Drawn.Faults != ov.Counts.Faults || ov.Counts.Overlaps == 0 {
 		t.Errorf("the whole run's overview must mark every overlap and fault, holds as shares of time: %+v", ov)

@@ -26,7 +26,8 @@ func TestWriteDrawsUnknownFaultKindsAndStaysSelfContained(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := string(raw)
-	for _, want := range []string{`data-kind="disk-full"`, "disk-full n1", `class="hold"`, `class="acc rejected"`, `id="plot-latency"`, `id="plot-throughput"`, "mutual exclusion held",
+	for _, want := range []string{`data-kind="disk-full"`, "disk-full n1", `class="hold"`, `class="acc rejected"`, `id="plot-latency"`,
+		`id="plot-throughput"`, "mutual exclusion held",
 		`<section id="fairness">`, "0 of 1 acquisitions overtook someone", "Fairness: no acquisition overtook"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
@@ -79,7 +80,8 @@ func syntheticRun(t *testing.T, scenario []byte) string {
 		{Time: s + 2e6, Process: "client-1", Type: history.OK, F: history.Acquire, Op: 1, Token: history.TokenOf(1)},
 		{Time: s + 3e6, Process: history.Nemesis, Type: history.Invoke, F: "disk-full", Op: 1, Target: "n1"},
 		{Time: s + 4e6, Process: "client-1", Type: history.Invoke, F: history.Read, Op: 2, CS: 1},
-		{Time: s + 5e6, Process: "client-1", Type: history.OK, F: history.Read, Op: 2, CS: 1, Registers: map[string]history.Register{"unfenced": {Value: 0, Status: history.Accepted}}},
+		{Time: s + 5e6, Process: "client-1", Type: history.OK, F: history.Read, Op: 2, CS: 1,
+			Registers: map[string]history.Register{"unfenced": {Value: 0, Status: history.Accepted}}},
 		{Time: s + 6e6, Process: "client-1", Type: history.Invoke, F: history.Write, Op: 3, CS: 1, Registers: regs(history.Unknown)},
 		{Time: s + 7e6, Process: "client-1", Type: history.OK, F: history.Write, Op: 3, CS: 1, Registers: regs(history.Rejected)},
 		{Time: s + 8e6, Process: "client-1", Type: history.Invoke, F: history.Release, Op: 4},

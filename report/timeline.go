@@ -75,8 +75,10 @@ func timelineSVG(r *run, v view, id string) string {
 	}
 	tl.height = lanesTop + float64(len(r.clients))*laneH + 4
 	b := &tl.b
-	fmt.Fprintf(b, `<svg id="%s" class="timeline" viewBox="0 0 %.0f %.0f" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="ownership timeline">`, id, tlWidth, tl.height)
-	b.WriteString(`<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" fill="rgba(0,0,0,0.18)"/></pattern></defs>`)
+	fmt.Fprintf(b, `<svg id="%s" class="timeline" viewBox="0 0 %.0f %.0f" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="ownership `+
+		`timeline">`, id, tlWidth, tl.height)
+	b.WriteString(`<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" ` +
+		`height="6" fill="rgba(0,0,0,0.18)"/></pattern></defs>`)
 
 	// Lane backgrounds and names.
 	for i, c := range r.clients {
@@ -150,7 +152,8 @@ func (tl *timeline) drawFaults(top float64) {
 		ly := tlAxis + float64(tl.faultRows[i])*tlLabelH + 10
 		fmt.Fprintf(b, `<g class="fault" data-kind="%s" data-tip="%s">`, esc(f.Kind), esc(tip))
 		if x1-x0 < 1.5 { // an instant action (kill): a line
-			fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="2" stroke-dasharray="4 2"/>`, x0, x0, ly-8, tl.height, color)
+			fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="2" stroke-dasharray="4 `+
+				`2"/>`, x0, x0, ly-8, tl.height, color)
 		} else {
 			fmt.Fprintf(b, `<rect class="fault-band" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`, x0, top, x1-x0, tl.height-top, color)
 			fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.1f" height="3" fill="%s"/>`, x0, ly+2, x1-x0, color)
@@ -196,12 +199,14 @@ func (tl *timeline) waits() {
 		if x1-x0 < 0.5 && outcome == string(history.OK) {
 			continue // an uncontended acquire: nothing to see
 		}
-		tip := fmt.Sprintf("%s waiting to acquire\n%s → %s (%s)\noutcome: %s", a.client, r.offset(a.invoke), r.offset(end), checker.Human(time.Duration(end-a.invoke)), outcome)
+		tip := fmt.Sprintf("%s waiting to acquire\n%s → %s "+
+			"(%s)\noutcome: %s", a.client, r.offset(a.invoke), r.offset(end), checker.Human(time.Duration(end-a.invoke)), outcome)
 		if a.err != "" {
 			tip += "\n" + a.err
 		}
 		cy := y + tlHoldH/2
-		fmt.Fprintf(b, `<g class="wait" data-tip="%s"><line x1="%.2f" x2="%.2f" y1="%.1f" y2="%.1f"/><rect class="wait-hit" x="%.2f" y="%.1f" width="%.2f" height="8"/>`, esc(tip), x0, x1, cy, cy, x0, cy-4, math.Max(x1-x0, 1))
+		fmt.Fprintf(b, `<g class="wait" data-tip="%s"><line x1="%.2f" x2="%.2f" y1="%.1f" y2="%.1f"/><rect class="wait-hit" x="%.2f" y="%.1f" `+
+			`width="%.2f" height="8"/>`, esc(tip), x0, x1, cy, cy, x0, cy-4, math.Max(x1-x0, 1))
 		if outcome != string(history.OK) {
 			fmt.Fprintf(b, `<line class="gave-up" x1="%.2f" x2="%.2f" y1="%.1f" y2="%.1f"/>`, x1, x1, cy-5, cy+5)
 		}
@@ -217,7 +222,8 @@ func (tl *timeline) holds() {
 			continue
 		}
 		x0, x1 := v.x(h.Start), v.x(h.End)
-		tip := fmt.Sprintf("%s believed it held the lock\n%s → %s (%s)", h.Client, r.offset(h.Start), r.offset(h.End), checker.Human(time.Duration(h.End-h.Start)))
+		tip := fmt.Sprintf("%s believed it held the lock\n%s → %s "+
+			"(%s)", h.Client, r.offset(h.Start), r.offset(h.End), checker.Human(time.Duration(h.End-h.Start)))
 		if tok, ok := r.tokenOf(h); ok {
 			tip += fmt.Sprintf("\nfencing token %d", tok)
 		}
@@ -229,7 +235,8 @@ func (tl *timeline) holds() {
 		if h.Shared {
 			class += " shared"
 		}
-		fmt.Fprintf(b, `<rect class="%s" x="%.2f" y="%.1f" width="%.2f" height="%.0f" rx="2" data-tip="%s"/>`, class, x0, y, math.Max(x1-x0, 1), tlHoldH, esc(tip))
+		fmt.Fprintf(b, `<rect class="%s" x="%.2f" y="%.1f" width="%.2f" height="%.0f" rx="2" `+
+			`data-tip="%s"/>`, class, x0, y, math.Max(x1-x0, 1), tlHoldH, esc(tip))
 	}
 }
 

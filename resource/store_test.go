@@ -6,27 +6,13 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
-	"github.com/lockcheck/lockcheck/providers"
-	"github.com/lockcheck/lockcheck/providers/local"
-	"github.com/lockcheck/lockcheck/services/redis"
+	"github.com/lockcheck/lockcheck/internal/testredis"
 )
 
-// store starts the resource's own redis-server, as a run does (no libfaketime, no persistence),
-// and dials it.
+// store starts the resource's own redis-server, as a run does, and dials it.
 func store(t *testing.T) *Store {
 	t.Helper()
-	p, err := local.New(providers.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	n, err := redis.StartServer(ctx, p, "resource", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := Dial(n.Addr(redis.ClientPort), time.Second)
+	s := Dial(testredis.Addr(t, "resource"), time.Second)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
@@ -69,7 +55,8 @@ func TestFencedRegistersRejectStaleTokensAndUnfencedAcceptsAll(t *testing.T) {
 	if _, err := s.Read(ctx, Access{Client: "b", CS: 3, Token: tok(7)}, []string{FencedRW}); err != nil {
 		t.Fatal(err)
 	}
-	if got := w(tok(6), map[string]int64{FencedRW: 9, FencedWrite: 9}); got[FencedRW].Status != history.Rejected || got[FencedWrite].Status != history.Accepted {
+	if got := w(tok(6), map[string]int64{FencedRW: 9, FencedWrite: 9}); got[FencedRW].Status != history.Rejected ||
+		got[FencedWrite].Status != history.Accepted {
 		t.Fatalf("write with token 6 after a read with 7: %+v", got)
 	}
 

@@ -39,7 +39,7 @@ type Result struct {
 	ClientLocks map[string]string `json:"client_locks,omitempty"`
 }
 
-// newRunDir makes results/<scenario>/<timestamp>/ with the scenario's own text in it, and points
+// newRunDir makes results/<scenario>/<timestamp>/ with the scenario's text in it (Text), and points
 // results/latest at it. Runs started at once into the same results folder (two CI jobs on one
 // machine) each get their own folder, and latest ends up at one of them.
 func newRunDir(root string, sc *scenarios.Scenario) (string, error) {
@@ -47,7 +47,11 @@ func newRunDir(root string, sc *scenarios.Scenario) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("create run folder: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ScenarioFile), sc.Source, 0o644); err != nil {
+	text, err := sc.Text()
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ScenarioFile), text, 0o644); err != nil {
 		return "", fmt.Errorf("copy scenario into run folder: %w", err)
 	}
 	// latest is a convenience: a run whose link cannot be made is still a good run.

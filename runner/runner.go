@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
@@ -63,7 +62,10 @@ func Run(ctx context.Context, sc *scenarios.Scenario, o Options) (*Result, error
 		return nil, err
 	}
 	o = o.withDefaults()
-	sc = withDuration(sc, o.Duration)
+	sc, err := withDuration(sc, o.Duration)
+	if err != nil {
+		return nil, err
+	}
 	dir, err := newRunDir(o.ResultsDir, sc)
 	if err != nil {
 		return nil, err
@@ -99,194 +101,209 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// execute runs the scenario and writes the history; it does not judge.
+// execute carries out the scenario and writes its history; it does not judge. It goes through
+// the run's phases in order; whichever way the run ends (its length over, interrupted, a client
+// broken, a phase failed), it leaves through the one way out, end.
 func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options) (err error) {
-	hw, err := history.Create(filepath.Join(dir, HistoryFile))
+	r, err := open(sc, dir, o)
 	if err != nil {
-		return err
+		return err // no history to write to
 	}
-	defer func() {
-		if cerr := hw.Close(); err == nil {
-			err = cerr
+	defer func() { err = r.end(err) }()
+	for _, p := range []struct {
+		name string
+		do   func(context.Context) error
+	}{
+		{"prepare", r.prepare},
+		{"start servers", r.startServers},
+		{"start clients", r.startClients},
+		{"run", r.runClients},
+		{"finish", r.finish},
+		{"record", r.recordResource},
+	} {
+		if err := atPhase(ctx, p.name); err != nil {
+			return err
 		}
-	}()
-	record := hw.Append
+		if err := p.do(ctx); err != nil {
+			return fmt.Errorf("%s: %w", p.name, err)
+		}
+	}
+	return r.stopped
+}
+
+// atPhase is called as each phase begins; tests stop runs there.
+var atPhase = func(context.Context, string) error { return nil }
+
+// run is one scenario being carried out: what its phases start, kept for the phases after and
+// for the way out.
+type run struct {
+	sc  *scenarios.Scenario
+	dir string // the run folder, absolute: servers run in folders of their own
+	o   Options
+
+	hw      *history.Writer
+	record  func(history.Event)
+	svc     *servers
+	nem     *nemesis.Nemesis
+	clients *clients
+	// stopped is why the clients stopped before the run's length was over (ErrInterrupted, a
+	// lock that broke); the run still finishes and records, and returns it.
+	stopped     error
+	interrupted bool
+}
+
+// open creates the run's history.
+func open(sc *scenarios.Scenario, dir string, o Options) (*run, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{sc: sc, dir: abs, o: o, clients: newClients()}
+	if r.hw, err = history.Create(filepath.Join(dir, HistoryFile)); err != nil {
+		return nil, err
+	}
+	r.record = r.hw.Append
 	if o.OnEvent != nil {
-		record = func(e history.Event) { hw.Append(e); o.OnEvent(e) }
+		r.record = func(e history.Event) { r.hw.Append(e); o.OnEvent(e) }
 	}
-	note := func(f string, e history.Event) {
-		e.Time, e.Process, e.Type, e.F = history.Now(), history.Controller, history.Note, f
-		record(e)
-	}
+	return r, nil
+}
 
-	clients := sc.ClientNames()
-	absDir, err := filepath.Abs(dir) // servers run in their own folders: relative paths would break
+// note records a note of the controller's.
+func (r *run) note(f string, e history.Event) {
+	e.Time, e.Process, e.Type, e.F = history.Now(), history.Controller, history.Note, f
+	r.record(e)
+}
+
+// prepare makes the folder the clients' logs go to.
+func (r *run) prepare(context.Context) error {
+	return os.MkdirAll(filepath.Join(r.dir, "logs"), 0o755)
+}
+
+// startServers starts the lock service and the resource, and makes the nemesis: its faults at
+// program points are planned before any client can reach one.
+func (r *run) startServers(ctx context.Context) error {
+	provider := r.sc.Provider
+	if r.o.Provider != "" {
+		provider = r.o.Provider
+	}
+	var err error
+	r.svc, err = startServers(ctx, r.sc, r.dir, provider, r.o.ProviderConfig, r.sc.ClientNames(), r.o.Logger)
 	if err != nil {
 		return err
 	}
-	provider := sc.Provider
-	if o.Provider != "" {
-		provider = o.Provider
-	}
-	svc, err := startServers(ctx, sc, absDir, provider, o.ProviderConfig, clients, o.Logger)
-	if err != nil {
-		note(history.End, history.Event{Error: err.Error()})
-		return fmt.Errorf("start servers: %w", err)
-	}
-	defer svc.stop()
+	r.nem = nemesis.New(nemesis.Config{Schedule: r.sc.Schedule(), Targets: r.svc.service.Targets(), Network: r.svc.service,
+		Record: r.record, Arm: r.clients.arm, Disarm: r.clients.disarm})
+	return nil
+}
 
-	logDir := filepath.Join(dir, "logs")
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return err
-	}
-
-	sched := sc.Schedule()
-	workers := make([]*workloads.Worker, 0, len(clients))
-	var finishing sync.Map // client name -> true once we asked it to finish
-	var pumps sync.WaitGroup
-	broken := make(chan string, 1) // the first client whose lock client broke for good
-	nem := nemesis.New(svc.service.Targets(), record)
-	nem.SetNetwork(svc.service)
-	nem.Plan(sched) // before any client can reach a program point
-	defer nem.Heal()
-	nem.SetArming(func(point string) {
-		for _, w := range workers {
-			_ = w.Arm(point)
-		}
-	}, func(point string) {
-		for _, w := range workers {
-			_ = w.Disarm(point)
-		}
-	})
-	abandon := func() { // stop every worker at once and wait for their last events
-		for _, w := range workers {
-			finishing.Store(w.Name, true)
-			_ = w.Process().Kill()
-		}
-		pumps.Wait()
-	}
-	for i, name := range clients {
-		logFile, err := os.Create(filepath.Join(logDir, name+".log"))
+// startClients starts one worker per client and waits until every client's lock is built, before
+// the run's clock starts: an external design's program (a JVM, say) may take seconds to start,
+// and the clients start together.
+func (r *run) startClients(ctx context.Context) error {
+	for i, name := range r.sc.ClientNames() {
+		w, err := r.clients.spawn(r.o, r.dir, workerConfig(r.sc, r.svc, name, i))
 		if err != nil {
-			abandon()
 			return err
 		}
-		defer logFile.Close()
-		w, err := workloads.Spawn(o.Worker, o.WorkerEnv, workerConfig(sc, sched, svc, name, i), logFile)
-		if err != nil {
-			abandon()
-			note(history.End, history.Event{Error: err.Error()})
-			return err
-		}
-		defer w.Process().Kill()
-		workers = append(workers, w)
-		nem.AddTarget(name, clientTarget{w.Process(), w})
-		pumps.Add(1)
-		go func() {
-			defer pumps.Done()
-			for e := range w.Events {
-				record(e)
-				nem.Observe(e) // faults aimed at the holder or a waiter follow the history
-				switch {
-				case e.F == workloads.Stopped:
-					go atPoint(nem, w, e)
-				case e.F == workloads.Broken && e.Type == history.Note:
-					select {
-					case broken <- fmt.Sprintf("%s: %s", w.Name, e.Error):
-					default:
-					}
-				}
-			}
-			if _, asked := finishing.Load(w.Name); !asked {
-				crash := history.Event{Target: w.Name, Error: "worker exited before the end of the run"}
-				note(history.Crash, crash)
-				crash.Process, crash.F = history.Controller, history.Crash
-				nem.Observe(crash)
-			}
-		}()
+		r.nem.AddTarget(name, clientTarget{w.Process(), w})
+		r.clients.pump(w, r.record, r.nem, func(crash history.Event) { r.note(history.Crash, crash) })
 	}
-	// Every client's lock is built before the run's clock starts: an external design's program
-	// (a JVM, say) may take seconds to start, and the clients start together.
-	readyCtx, cancelReady := context.WithTimeout(ctx, readyTimeout)
-	defer cancelReady()
-	for _, w := range workers {
-		if err := w.WaitReady(readyCtx); err != nil {
-			abandon()
-			note(history.End, history.Event{Error: err.Error()})
-			return fmt.Errorf("start clients: %w", err)
-		}
+	readyCtx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	return r.clients.waitReady(readyCtx)
+}
+
+// runClients starts the run's clock, the nemesis and the clients, and lets them run for the
+// scenario's length, or until the history shows an overlap (StopAfterOverlap), the run is
+// interrupted or a client's lock breaks.
+func (r *run) runClients(ctx context.Context) error {
+	r.note(history.Start, history.Event{Duration: int64(r.sc.Duration.D())})
+	for _, c := range r.sc.ClientNames() { // which design each client runs (client_locks)
+		r.note(history.ClientDesign, history.Event{Target: c, Design: r.sc.LockOf(c)})
 	}
-	note(history.Start, history.Event{Duration: int64(sc.Duration.D())})
-	for _, c := range clients {
-		note(history.ClientDesign, history.Event{Target: c, Design: sc.LockOf(c)})
-	}
-	if err := nem.Start(sched); err != nil {
-		abandon()
+	if err := r.nem.Start(); err != nil {
 		return err
 	}
-	for _, w := range workers {
-		_ = w.Go()
-	}
-
+	r.clients.goAll()
 	overlap := make(<-chan time.Time) // never, unless asked for
-	if o.StopAfterOverlap > 0 && !sc.Design().ReadWrite {
+	if r.o.StopAfterOverlap > 0 && !r.sc.Design().ReadWrite {
 		watch, stopWatching := context.WithCancel(ctx)
 		defer stopWatching()
-		overlap = afterOverlap(watch, nem.State(), o.StopAfterOverlap)
+		overlap = afterOverlap(watch, r.nem.State(), r.o.StopAfterOverlap)
 	}
-	interrupted := false
-	var brokenErr error
 	select {
 	case <-overlap:
-	case <-time.After(sc.Duration.D()):
+	case <-time.After(r.sc.Duration.D()):
 	case <-ctx.Done():
-		interrupted = true
-	case why := <-broken:
-		brokenErr = fmt.Errorf("a client's lock broke: %s", why)
+		r.interrupted, r.stopped = true, ErrInterrupted
+	case why := <-r.clients.broken:
+		r.stopped = fmt.Errorf("a client's lock broke: %s", why)
 	}
+	return nil
+}
 
-	// The final phase: heal everything, then let the clients finish their cycle and release.
-	nem.Heal()
-	for _, w := range workers {
-		finishing.Store(w.Name, true)
-		_ = w.Finish()
-	}
-	grace := sc.Workload.AcquireTimeout.D() + sc.Workload.Hold.D() + 4*sc.Workload.Timeout.D() + time.Second
-	if interrupted {
+// finish heals every fault, then lets the clients finish their cycle and release; those that do
+// not in time are killed. A lock that broke while finishing makes the run as suspect.
+func (r *run) finish(context.Context) error {
+	r.nem.Heal()
+	wl := r.sc.Workload
+	grace := wl.AcquireTimeout.D() + wl.Hold.D() + 4*wl.Timeout.D() + time.Second
+	if r.interrupted {
 		grace = time.Second
 	}
-	if !waitGroup(&pumps, grace) {
-		for _, w := range workers {
-			_ = w.Process().Kill()
-		}
-		note(history.Kill, history.Event{Error: "clients did not finish in time and were killed"})
-		pumps.Wait()
-	}
-
-	if brokenErr == nil { // a lock that broke while finishing makes the run as suspect
+	r.clients.finish(grace, func() {
+		r.note(history.Kill, history.Event{Error: "clients did not finish in time and were killed"})
+	})
+	if r.stopped == nil {
 		select {
-		case why := <-broken:
-			brokenErr = fmt.Errorf("a client's lock broke: %s", why)
+		case why := <-r.clients.broken:
+			r.stopped = fmt.Errorf("a client's lock broke: %s", why)
 		default:
 		}
 	}
+	return nil
+}
 
-	recordResource(ctx, svc.resourceDirect(), record, o.Logger)
-	end := history.Event{}
-	switch {
-	case brokenErr != nil:
-		end.Error = brokenErr.Error()
-	case interrupted:
-		end.Error = ErrInterrupted.Error()
+// recordResource appends the resource's final values and its own access log to the history.
+func (r *run) recordResource(ctx context.Context) error {
+	store := resource.Dial(r.svc.resourceDirect(), 2*time.Second)
+	defer store.Close()
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	now := history.Now()
+	if final, err := store.Final(rctx); err != nil {
+		r.o.Logger.Error("read resource final values", "err", err)
+	} else {
+		r.record(history.Event{Time: now, Process: history.Resource, Type: history.Note, F: history.Final, Registers: final})
 	}
-	note(history.End, end)
-	if brokenErr != nil {
-		return brokenErr
-	}
-	if interrupted {
-		return ErrInterrupted
+	// Page by page: a soak's log has hundreds of thousands of entries.
+	if err := store.EachLogEntry(rctx, now, r.record); err != nil {
+		r.o.Logger.Error("read resource log", "err", err)
 	}
 	return nil
+}
+
+// end is the one way out of a run, however it ended: every fault healed, every client still
+// running killed (its last events recorded), the end note saying why the run ended (err, if it
+// did not simply run its length), the servers stopped, the history closed.
+func (r *run) end(err error) error {
+	if r.nem != nil {
+		r.nem.Heal()
+	}
+	r.clients.kill()
+	end := history.Event{}
+	if err != nil {
+		end.Error = err.Error()
+	}
+	r.note(history.End, end)
+	if r.svc != nil {
+		r.svc.stop()
+	}
+	if cerr := r.hw.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // afterOverlap fires once state shows two clients' holds overlapping. Two holders at once, as the
@@ -342,66 +359,30 @@ func atPoint(nem *nemesis.Nemesis, w *workloads.Worker, e history.Event) {
 	nem.Stopped(w.Name, e.Point, e.Pass)
 }
 
-// recordResource appends the resource's final values and its own access log to the history.
-func recordResource(ctx context.Context, addr string, record func(history.Event), log *slog.Logger) {
-	store := resource.Dial(addr, 2*time.Second)
-	defer store.Close()
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	now := history.Now()
-	if final, err := store.Final(rctx); err != nil {
-		log.Error("read resource final values", "err", err)
-	} else {
-		record(history.Event{Time: now, Process: history.Resource, Type: history.Note, F: history.Final, Registers: final})
-	}
-	// Page by page: a soak's log has hundreds of thousands of entries.
-	if err := store.EachLogEntry(rctx, now, record); err != nil {
-		log.Error("read resource log", "err", err)
-	}
-}
-
-func workerConfig(sc *scenarios.Scenario, sched nemesis.Schedule, svc *servers, client string, i int) workloads.Config {
+// workerConfig is what client i's worker is sent.
+func workerConfig(sc *scenarios.Scenario, svc *servers, client string, i int) workloads.Config {
 	cfg := workloads.Config{
-		Client:    client,
-		Lock:      sc.LockOf(client),
-		Endpoints: svc.service.Endpoints(client),
-		Role:      sc.Role(client),
-		Resource:  svc.resourceAddr(client),
-		Key:       svc.key,
-		TTL:       sc.TTL.D(),
-		Seed:      sc.Seed*1000 + int64(i),
-		External:  sc.DesignOf(client).Program,
-		AwaitGo:   true,
-		Clock:     workloads.ClockSetting{Offset: sc.Clocks[client].Offset.D(), Rate: sc.Clocks[client].Rate},
-		Workload: workloads.Workload{
-			Hold:           sc.Workload.Hold.D(),
-			Think:          sc.Workload.Think.D(),
-			StartDelay:     sc.Workload.Start.D() + time.Duration(i)*sc.Workload.Stagger.D(),
-			AcquireTimeout: sc.Workload.AcquireTimeout.D(),
-			BackoffMin:     sc.Workload.BackoffMin.D(),
-			BackoffMax:     sc.Workload.BackoffMax.D(),
-			Timeout:        sc.Workload.Timeout.D(),
-			Reentrant:      sc.Workload.Reentrant,
-		},
+		Client:     client,
+		Lock:       sc.LockOf(client),
+		Endpoints:  svc.service.Endpoints(client),
+		Role:       sc.Role(client),
+		Resource:   svc.resourceAddr(client),
+		Key:        svc.key,
+		TTL:        sc.TTL.D(),
+		Seed:       sc.Seed*1000 + int64(i),
+		External:   sc.DesignOf(client).Program,
+		AwaitGo:    true,
+		Clock:      workloads.ClockSetting{Offset: sc.Clocks[client].Offset.D(), Rate: sc.Clocks[client].Rate},
+		Workload:   sc.Workload,
+		StartDelay: sc.Workload.Start.D() + time.Duration(i)*sc.Workload.Stagger.D(),
 	}
 	for _, f := range sc.Nemesis {
 		if f.Random == nil && f.Point != "" && f.Target == client {
 			cfg.StopAt = append(cfg.StopAt, workloads.StopAt{Point: f.Point, Occurrence: f.Occurrence})
 		}
 	}
-	for _, point := range sched.EveryPass() { // the nemesis picks the pass by the lock's state
+	for _, point := range sc.Schedule().EveryPass() { // the nemesis picks the pass by the lock's state
 		cfg.StopAt = append(cfg.StopAt, workloads.StopAt{Point: point, Every: true})
 	}
 	return cfg
-}
-
-func waitGroup(wg *sync.WaitGroup, d time.Duration) bool {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return true
-	case <-time.After(d):
-		return false
-	}
 }

@@ -10,16 +10,13 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/testmain"
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
-// The test binary doubles as the worker: the runner re-executes it with workloads.TestWorkerEnv set.
-func TestMain(m *testing.M) {
-	workloads.RunIfTestWorker()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testmain.Run(m) }
 
 func testOptions(t *testing.T) Options {
 	return Options{ResultsDir: passableTempDir(t), Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), workloads.TestWorkerEnv)}

@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/lockcheck/lockcheck/locks"
+	"github.com/lockcheck/lockcheck/services"
 )
 
 // resolveClientLocks checks client_locks against the clients and the scenario's lock.
@@ -59,12 +60,21 @@ func (s *Scenario) resolveClientLocks() []*Error {
 			bad(field, "%s's fencing token (%s) is not of the kind of %s's (%s): the fenced registers cannot order them", name, d.Token, s.Lock, main.Token)
 		case s.Workload.Reentrant && !d.Reentrant:
 			bad(field, "%s is not reentrant (workload.reentrant)", name)
-		case s.Replicas > 0 && d.External:
-			bad(field, "%s runs as a program of its own (the lock-client protocol), which does not follow Redis Sentinel (replicas)", name)
 		case d.Expires && s.TTL == 0:
 			bad(field, "%s is a lease: give the scenario a ttl", name)
 		default:
-			s.clientDesigns[client] = d
+			// The service must take this design as it is set up for the scenario's own (a
+			// program of its own cannot follow Sentinel, say): its kind says so.
+			spec := s.Spec()
+			spec.Design = d
+			ok := true
+			services.PlanFor(spec, func(f, format string, a ...any) {
+				ok = false
+				bad(field, "%s (%s): %s", name, f, fmt.Sprintf(format, a...))
+			})
+			if ok {
+				s.clientDesigns[client] = d
+			}
 		}
 	}
 	// Every token among the clients must be of one kind, the main design's aside.

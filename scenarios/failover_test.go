@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -20,9 +21,6 @@ func TestFailoverScenarioLoads(t *testing.T) {
 	s, err := Parse("f.yaml", []byte(failoverScenario))
 	if err != nil {
 		t.Fatal(err)
-	}
-	if s.Sentinels != 3 {
-		t.Errorf("sentinels default to 3, got %d", s.Sentinels)
 	}
 	if got := strings.Join(s.Plan().Servers, ","); got != "n1,n2,s1,s2,s3" {
 		t.Errorf("servers %q, want the primary, its replica and three sentinels", got)
@@ -51,6 +49,12 @@ func TestFailoverErrorsNameTheLine(t *testing.T) {
 			[]string{"f.yaml:8: nemesis[1].target:", `no such target "primary"`}},
 		{"replication cut without replicas", [2]string{"replicas: 1\n", ""},
 			[]string{"f.yaml:7: nemesis[0].target:", `no such target "n2"`}},
+		{"in the server block", [2]string{"replicas: 1\n", "server: {replicas: 1, sentinels: 9}\n"},
+			[]string{"f.yaml:3: server.sentinels:", "between 1 and 7"}},
+		{"given twice", [2]string{"replicas: 1\n", "replicas: 1\nserver: {replicas: 2}\n"},
+			[]string{"f.yaml:3: replicas:", "given twice"}},
+		{"on etcd", [2]string{"lock: set-nx-px", "lock: etcd"},
+			[]string{"f.yaml:3: replicas:", "Redis lock nodes only; etcd runs on etcd"}},
 		{"sentinels without replicas", [2]string{"replicas: 1\n", "sentinels: 3\n"},
 			[]string{"f.yaml:3: sentinels:", "add replicas"}},
 		{"too many sentinels", [2]string{"replicas: 1\n", "replicas: 1\nsentinels: 9\n"},
@@ -78,5 +82,26 @@ func TestFailoverErrorsNameTheLine(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Redis's settings written at the top level, as files did before each kind owned its settings,
+// give the same service as the same settings in the server block.
+func TestTopLevelRedisSettingsAreTheServerBlocks(t *testing.T) {
+	for _, c := range []struct{ old, now string }{
+		{"replicas: 1\n", "server: {replicas: 1}\n"},
+		{"replicas: 2\nsentinels: 5\npersistence: aof-always\n", "server:\n  replicas: 2\n  sentinels: 5\n  persistence: aof-always\n"},
+	} {
+		old, err := Parse("old.yaml", []byte(strings.Replace(failoverScenario, "replicas: 1\n", c.old, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		now, err := Parse("now.yaml", []byte(strings.Replace(failoverScenario, "replicas: 1\n", c.now, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(old.Plan().Detail, now.Plan().Detail) || !reflect.DeepEqual(old.Plan().Servers, now.Plan().Servers) {
+			t.Errorf("%q: plan %+v %v, want %+v %v as from %q", c.old, old.Plan().Detail, old.Plan().Servers, now.Plan().Detail, now.Plan().Servers, c.now)
+		}
 	}
 }

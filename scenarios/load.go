@@ -19,7 +19,6 @@ import (
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/resource"
 	"github.com/lockcheck/lockcheck/services"
-	_ "github.com/lockcheck/lockcheck/services/all" // every service kind and provider a scenario may name
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -70,11 +69,12 @@ func Parse(path string, src []byte) (*Scenario, error) {
 	if !decoded { // a value of the wrong type, as yaml reports above: nothing worth checking yet
 		return nil, placed(path, idx, errs)
 	}
-	errs = append(errs, s.resolveLock(&root)...)
-	s.applyDefaults()
-	errs = append(errs, s.resolveTTLs()...)
-	errs = append(errs, s.resolveClientLocks()...)
-	if errs = append(errs, s.validate()...); len(errs) > 0 {
+	if errs = append(errs, s.complete(&root)...); len(errs) > 0 {
+		for _, e := range errs {
+			if old, ok := s.moved[e.Field]; ok { // a setting written at the top level: placed there
+				e.Field = old
+			}
+		}
 		return nil, placed(path, idx, errs)
 	}
 	return &s, nil
@@ -89,6 +89,18 @@ func placed(path string, idx yamlpos.Index, errs []*Error) error {
 		}
 	}
 	return joinErrors(errs)
+}
+
+// complete checks a decoded or built scenario and fills in what it leaves out, the same way for
+// both: its lock, the settings old files give at the top level, defaults, lengths in TTLs, then
+// every rule. root is the file's YAML (nil for a scenario built in Go).
+func (s *Scenario) complete(root *yaml.Node) []*Error {
+	errs := s.resolveLock(root)
+	errs = append(errs, s.moveOldSettings()...)
+	s.applyDefaults()
+	errs = append(errs, s.resolveTTLs()...)
+	errs = append(errs, s.resolveClientLocks()...)
+	return append(errs, s.validate()...)
 }
 
 var lineRE = regexp.MustCompile(`^line (\d+): (.*)$`)
@@ -157,9 +169,6 @@ func (s *Scenario) applyDefaults() {
 	if s.lockOK && s.Nodes == 0 {
 		s.Nodes = s.design.Nodes
 	}
-	if s.Replicas > 0 && s.Sentinels == 0 {
-		s.Sentinels = 3
-	}
 	w := &s.Workload
 	def := func(d *Duration, v Duration) {
 		if *d == 0 {
@@ -219,7 +228,7 @@ func (s *Scenario) validate() []*Error {
 		bad("ttl", "%s is a lease: give it a ttl (e.g. 500ms)", s.Lock)
 	}
 	if s.Provider != "" && !slices.Contains(providers.Names(), s.Provider) {
-		bad("provider", "unknown provider %q; valid providers: %s", s.Provider, strings.Join(providers.Names(), ", "))
+		bad("provider", "%v", providers.Unknown(s.Provider))
 	}
 	w := s.Workload
 	if w.BackoffMax < w.BackoffMin {
@@ -230,9 +239,6 @@ func (s *Scenario) validate() []*Error {
 	}
 	if w.Readers > s.Clients {
 		bad("workload.readers", "%d readers but only %d clients", w.Readers, s.Clients)
-	}
-	if err == nil && s.Replicas > 0 && design.External {
-		bad("replicas", "%s runs as a program of its own (the lock-client protocol), which does not follow Redis Sentinel", s.Lock)
 	}
 	if err == nil && w.Reentrant && !design.Reentrant {
 		bad("workload.reentrant", "%s is not reentrant", s.Lock)
@@ -315,7 +321,8 @@ func (s *Scenario) validateNemesis(bad func(string, string, ...any)) {
 				at("point", "program points are in clients; %s is a server", e.Target)
 			}
 			if e.Target == nemesis.Waiter && slices.Contains(workloads.Points, e.Point) {
-				at("point", "a client passes %s while it holds the lock, never while it waits; a waiter's points are the design's own inside its acquire (%s)", e.Point, strings.Join(s.design.Points, ", "))
+				at("point", "a client passes %s while it holds the lock, never while it waits; a waiter's points are the design's own inside its "+
+					"acquire (%s)", e.Point, strings.Join(s.design.Points, ", "))
 			}
 			if !slices.Contains(points, e.Point) {
 				at("point", "unknown program point %q; valid points for %s: %s", e.Point, s.Lock, strings.Join(points, ", "))

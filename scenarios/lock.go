@@ -130,9 +130,12 @@ func (s *Scenario) resolveLock(root *yaml.Node) []*Error {
 		}
 		s.LockSpec.lines = lines
 		s.setDesign(locks.ExternalDesign(*p))
-		s.Source = inlineDesignFile(s.Source, root, *p)
+		if root != nil {
+			s.Source = inlineDesignFile(s.Source, root, *p)
+		}
 	case l.Name == "":
-		bad("lock", "missing: a design's name (valid locks: %s), a design file (.yaml) or an inline design {command: [...], ...}", strings.Join(locks.Names(), ", "))
+		bad("lock", "missing: a design's name (valid locks: %s), a design file (.yaml) or an inline design {command: [...], "+
+			"...}", strings.Join(locks.Names(), ", "))
 	default:
 		d, err := locks.Get(l.Name)
 		if err != nil {

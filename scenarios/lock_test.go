@@ -87,11 +87,13 @@ func TestInlineDesignErrorsNameTheField(t *testing.T) {
 		}
 	}
 	src := strings.Replace(byolScenario("lock: redis-py"), "clients: 2", "clients: 2\nreplicas: 1", 1)
-	if _, err := Parse("x.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), "x.yaml:4: replicas: redis-py runs as a program of its own") {
+	if _, err := Parse("x.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), "x.yaml:4: replicas: redis-py runs as a program of "+
+		"its own") {
 		t.Errorf("replicas with an adapter: got %v", err)
 	}
 	src = strings.Replace(byolScenario("lock: {command: [python3, a.py]}"), "overlaps_only_with: [client-1]", "overlaps_only_with: [client-9]", 1)
-	if _, err := Parse("x.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), `x.yaml:10: expect.overlaps_only_with[0]: no such client "client-9"`) {
+	want := `x.yaml:10: expect.overlaps_only_with[0]: no such client "client-9"`
+	if _, err := Parse("x.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("overlaps_only_with of an unknown client: got %v", err)
 	}
 }

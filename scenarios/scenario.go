@@ -15,6 +15,7 @@ import (
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/services"
+	"github.com/lockcheck/lockcheck/workloads"
 )
 
 // Duration and Signed are the duration types scenario files are written with.
@@ -23,7 +24,11 @@ type (
 	Signed   = yamltime.Signed
 )
 
-// Scenario is one scenario file.
+// TTLs is a length of n of the scenario's TTLs ("4ttl" in a file), resolved when the scenario is
+// loaded or built (New).
+func TTLs(n float64) Duration { return yamltime.TTLs(n) }
+
+// Scenario is one scenario: a file as loaded (Load), or built in Go (New).
 type Scenario struct {
 	Name        string   `yaml:"name"`
 	Description string   `yaml:"description"`
@@ -45,11 +50,12 @@ type Scenario struct {
 	Clocks   map[string]ClockSetting `yaml:"clocks"` // clients whose own clock starts skewed
 	// ClientLocks gives some clients another design on the same lock (client_locks.go).
 	ClientLocks map[string]string `yaml:"client_locks"`
-	// What the lock service is asked for beyond its nodes; its kind says which it takes.
-	Persistence string    `yaml:"persistence"` // Redis lock nodes: none (default), aof-everysec, aof-always
-	Replicas    int       `yaml:"replicas"`    // Redis: replicas of the one primary, under Sentinel (failover)
-	Sentinels   int       `yaml:"sentinels"`   // Redis: sentinels watching them (default 3 with replicas)
-	Server      yaml.Node `yaml:"server"`      // settings of the lock service's servers, by kind (e.g. tick_time)
+	// Server is what the lock service is asked for beyond its nodes (tick_time, replicas, ...):
+	// its kind decodes it and says what it takes (services.DecodeServer).
+	Server yaml.Node `yaml:"server"`
+	// Old holds Redis's settings as files wrote them at the top level before each kind owned
+	// its settings; the loader moves them into Server (old.go).
+	Old OldSettings `yaml:",inline"`
 	// Provider says where the servers run (default: local processes); `lockcheck run
 	// --provider` overrides it.
 	Provider string         `yaml:"provider"`
@@ -58,8 +64,11 @@ type Scenario struct {
 	// Sometimes states an outcome that shows in some runs only, and how often (sometimes.go).
 	Sometimes *Sometimes `yaml:"sometimes"`
 
-	// Path is the file it was loaded from.
+	// Path is the file it was loaded from (for one built in Go: what its errors are placed in).
 	Path string `yaml:"-"`
+	// Comment heads the YAML text of a scenario built or changed in Go (Text): where it came
+	// from, what was changed.
+	Comment string `yaml:"-"`
 	// Source is the file's text, kept so a run folder holds the exact scenario it ran.
 	Source []byte `yaml:"-"`
 
@@ -68,21 +77,11 @@ type Scenario struct {
 	plan   *services.Plan
 
 	clientDesigns map[string]locks.Design // client_locks, resolved
+	moved  map[string]string // "server.replicas" -> "replicas": settings moved from the top level
 }
 
-// Workload is how each client uses the lock (see workloads.Workload).
-type Workload struct {
-	Hold           Duration `yaml:"hold"`
-	Think          Duration `yaml:"think"`
-	Stagger        Duration `yaml:"stagger"` // client-N starts (N-1)*stagger after client-1: who goes first is then deterministic
-	Start          Duration `yaml:"start"`   // every client waits this long before its first acquire, so faults planned at 0s are in force first
-	AcquireTimeout Duration `yaml:"acquire_timeout"`
-	BackoffMin     Duration `yaml:"backoff_min"`
-	BackoffMax     Duration `yaml:"backoff_max"`
-	Timeout        Duration `yaml:"timeout"`
-	Reentrant      bool     `yaml:"reentrant"` // nest one acquire/release inside each hold (reentrant designs only)
-	Readers        int      `yaml:"readers"`   // read/write designs: client-1..client-N read, the others write
-}
+// Workload is how each client uses the lock: the worker's own type (workloads.Workload).
+type Workload = workloads.Workload
 
 // Entry is one entry of the nemesis list: a planned fault (its fields written inline) or a random
 // package.
@@ -159,8 +158,7 @@ func (s *Scenario) Schedule() nemesis.Schedule {
 
 // Spec is what the scenario asks of its lock service.
 func (s *Scenario) Spec() services.Spec {
-	spec := services.Spec{Design: s.design, Nodes: s.Nodes, Replicas: s.Replicas, Sentinels: s.Sentinels,
-		Persistence: s.Persistence, TTL: s.TTL.D(), Duration: s.Duration.D()}
+	spec := services.Spec{Design: s.design, Nodes: s.Nodes, TTL: s.TTL.D(), Duration: s.Duration.D()}
 	if s.Server.Kind != 0 {
 		spec.Server = &s.Server
 	}

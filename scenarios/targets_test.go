@@ -53,13 +53,16 @@ func TestStateTargetsAndTTLDurationsRefused(t *testing.T) {
 			[]string{"nemesis[0].target:"}},
 		{"the list of targets names the states", withNemesis("set-nx-px", 1, "  - {fault: pause, target: holdr, at: 1s, for: 1s}\n"),
 			[]string{"nemesis[0].target:", "holder, waiter, overtaken"}},
-		{"in TTLs without a ttl", strings.Replace(withNemesis("setnx-del", 1, "  - {fault: pause, target: holder, at: 1s, for: 2ttl}\n"), "ttl: 1s\n", "", 1),
+		{"in TTLs without a ttl", strings.Replace(withNemesis("setnx-del", 1, "  - {fault: pause, target: holder, at: 1s, for: "+
+			"2ttl}\n"), "ttl: 1s\n", "", 1),
 			[]string{"x.yaml:7: nemesis[0].for:", "2ttl is relative to the ttl, but this scenario sets none"}},
-		{"the ttl in TTLs", strings.Replace(withNemesis("set-nx-px", 1, "  - {fault: pause, target: holder, at: 1s, for: 2ttl}\n"), "ttl: 1s", "ttl: 2ttl", 1),
+		{"the ttl in TTLs", strings.Replace(withNemesis("set-nx-px", 1, "  - {fault: pause, target: holder, at: 1s, for: "+
+			"2ttl}\n"), "ttl: 1s", "ttl: 2ttl", 1),
 			[]string{"x.yaml:5: ttl:"}},
 		{"a bad multiple", withNemesis("set-nx-px", 1, "  - {fault: pause, target: holder, at: 1s, for: fourttl}\n"),
 			[]string{"x.yaml:8:", "not a multiple of the ttl"}},
-		{"servers' settings in TTLs", strings.Replace(withNemesis("zk", 1, "  - {fault: pause, target: holder, at: 1s, for: 2ttl}\n"), "duration: 5s", "duration: 5s\nserver: {tick_time: 1ttl}", 1),
+		{"servers' settings in TTLs", strings.Replace(withNemesis("zk", 1, "  - {fault: pause, target: holder, at: 1s, for: "+
+			"2ttl}\n"), "duration: 5s", "duration: 5s\nserver: {tick_time: 1ttl}", 1),
 			[]string{"server.tick_time:", "time units"}},
 	}
 	for _, c := range cases {
@@ -88,7 +91,8 @@ func TestHuntPackageDefaults(t *testing.T) {
 		r.MinFor.D() != 1200*time.Millisecond || r.MaxFor.D() != 3*time.Second || r.TTL != time.Second {
 		t.Fatalf("hunt defaults not applied: %+v", r)
 	}
-	if _, err := Parse("x.yaml", []byte(withNemesis("redlock", 5, "  - random: {mode: hunt, faults: [pause, crash], targets: [holder, n1]}\n"))); err != nil {
+	if _, err := Parse("x.yaml", []byte(withNemesis("redlock", 5, "  - random: {mode: hunt, faults: [pause, crash], targets: [holder, "+
+		"n1]}\n"))); err != nil {
 		t.Fatalf("a hunt with a server target: %v", err)
 	}
 	_, err = Parse("x.yaml", []byte(withNemesis("set-nx-px", 1, "  - random: {mode: hunting, faults: [pause]}\n")))

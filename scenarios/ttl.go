@@ -30,7 +30,8 @@ func (s *Scenario) resolveTTLs() []*Error {
 			return
 		}
 		if s.TTL == 0 {
-			bad(field, "%s is relative to the ttl, but this scenario sets none: give ttl, or write %s in time units", d, strings.TrimPrefix(field[strings.LastIndex(field, ".")+1:], "."))
+			bad(field, "%s is relative to the ttl, but this scenario sets none: give ttl, or write %s in time "+
+				"units", d, strings.TrimPrefix(field[strings.LastIndex(field, ".")+1:], "."))
 			*d = 0
 			return
 		}

@@ -45,13 +45,12 @@ type Report func(field, format string, a ...any)
 type Spec struct {
 	Design locks.Design
 	// Nodes is the number of lock nodes (the design's own number when the scenario gives none).
-	Nodes       int
-	Replicas    int    // Redis: replicas of the one primary (a failover topology); 0: none
-	Sentinels   int    // Redis: sentinels watching them
-	Persistence string // Redis: none, aof-everysec, aof-always
-	// Server is the scenario's `server:` block: settings of this kind of service (timeouts, ...),
-	// decoded by the kind (DecodeServer). nil: the kind's defaults.
-	Server   *yaml.Node
+	Nodes int
+	// Server is what the scenario asks of this kind of service beyond its nodes (timeouts,
+	// replicas, ...), decoded by the kind (DecodeServer): a scenario's `server:` block as
+	// written (a *yaml.Node), or, from Go, the kind's own settings value (redis.Settings{...}).
+	// nil: the kind's defaults.
+	Server   any
 	TTL      time.Duration
 	Duration time.Duration
 }
@@ -130,13 +129,6 @@ func Lookup(name string) (Kind, error) {
 	return k, nil
 }
 
-// Names lists the registered kinds.
-func Names() []string {
-	regMu.Lock()
-	defer regMu.Unlock()
-	return namesLocked()
-}
-
 func namesLocked() []string {
 	out := make([]string, 0, len(kinds))
 	for n := range kinds {
@@ -185,13 +177,17 @@ func NodeNames(prefix string, n int) []string {
 	return out
 }
 
-// DecodeServer decodes the scenario's server block into v, a pointer to the kind's settings
-// struct (fields with yaml tags). Each setting is decoded from its own node, so errors keep the
-// scenario's lines; problems are reported under "server.<setting>", unknown settings with the
-// list of known ones.
+// DecodeServer decodes the spec's server settings into v, a pointer to the kind's settings
+// struct (fields with yaml tags). A scenario's block is decoded one setting at a time, so errors
+// keep the scenario's lines; problems are reported under "server.<setting>", unknown settings
+// with the list of known ones. Settings given as a value of v's own type are taken as they are.
 func DecodeServer(s Spec, v any, bad Report) {
-	n := s.Server
-	if n == nil {
+	if s.Server == nil {
+		return
+	}
+	n, ok := s.Server.(*yaml.Node)
+	if !ok {
+		settingsValue(s, v, bad)
 		return
 	}
 	fields, names := settingFields(v)
@@ -217,6 +213,20 @@ func DecodeServer(s Spec, v any, bad Report) {
 }
 
 var lineRE = regexp.MustCompile(`line \d+: `)
+
+// settingsValue copies settings given from Go (a value or a pointer of v's type) into v.
+func settingsValue(s Spec, v any, bad Report) {
+	dst := reflect.ValueOf(v).Elem()
+	src := reflect.ValueOf(s.Server)
+	if src.Kind() == reflect.Pointer && !src.IsNil() {
+		src = src.Elem()
+	}
+	if src.Type() != dst.Type() {
+		bad("server", "settings of type %T given to the %s service, which takes %s", s.Server, s.Design.ServiceName(), dst.Type())
+		return
+	}
+	dst.Set(src)
+}
 
 // settingFields maps the yaml names of v's fields to the fields.
 func settingFields(v any) (map[string]reflect.Value, []string) {

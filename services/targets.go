@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/providers"
 )
@@ -103,6 +104,41 @@ func (r Restarting) Restart(ctx context.Context) error { return r.restart(ctx, r
 
 // StandsFor is the node (nemesis.StandsFor).
 func (r Restarting) StandsFor() (any, error) { return r.Node, nil }
+
+// Ensemble is the part of an Instance that a service of several equal servers with a leader
+// (ZooKeeper, etcd) shares: its clients dial every server in order, and the nemesis acts on each
+// server, restarted the service's way, and on the leader.
+type Ensemble struct {
+	Members    []string                  // the servers' names, in order
+	Nodes      map[string]providers.Node // the servers by name
+	Port       string                    // the client port's name
+	LeaderRole string                    // the leader role's target name
+	// FindLeader resolves the leader; Restart restarts a server the service's way.
+	FindLeader func(context.Context) (providers.Node, error)
+	Restart    func(context.Context, providers.Node) error
+}
+
+// Upstream is the server's client port.
+func (e Ensemble) Upstream(server string) string { return e.Nodes[server].Addr(e.Port) }
+
+// Endpoints: the client's links to every server, in order.
+func (e Ensemble) Endpoints(_ string, link func(string) string) locks.Endpoints {
+	var out locks.Endpoints
+	for _, name := range e.Members {
+		out.Nodes = append(out.Nodes, link(name))
+	}
+	return out
+}
+
+// Targets: every server (a restart waits until it serves again) and the leader.
+func (e Ensemble) Targets() map[string]nemesis.Target {
+	out := map[string]nemesis.Target{}
+	for name, n := range e.Nodes {
+		out[name] = NewRestarting(n, e.Restart)
+	}
+	out[e.LeaderRole] = NewRole(e.FindLeader, e.Restart)
+	return out
+}
 
 var (
 	_ nemesis.Target      = (*Role)(nil)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockcheck/lockcheck/internal/yamltime"
 	"github.com/lockcheck/lockcheck/locks"
 )
 
@@ -40,16 +41,32 @@ const (
 )
 
 // Workload shapes each client's loop: acquire → read every register → hold → write → release.
-// A reader of a read/write lock stops after the hold: its section is read-only.
+// A reader of a read/write lock stops after the hold: its section is read-only. It is the
+// scenario's `workload:` block as written (lengths in time units, or in TTLs until the scenario
+// loader resolves them), and what the worker is sent; Stagger, Start and Readers are the
+// runner's to apply (Config.StartDelay, Config.Role).
 type Workload struct {
-	Hold           time.Duration `json:"hold"`            // time between the read and the write: the "work" done under the lock
-	Think          time.Duration `json:"think"`           // pause between releasing and trying again (0 lets a releaser win again at once)
-	StartDelay     time.Duration `json:"start_delay"`     // wait before the first acquire (the runner staggers clients with it)
-	AcquireTimeout time.Duration `json:"acquire_timeout"` // how long one acquire keeps retrying before it gives up
-	BackoffMin     time.Duration `json:"backoff_min"`     // retry delay after a busy attempt, drawn from [min, max]
-	BackoffMax     time.Duration `json:"backoff_max"`
-	Timeout        time.Duration `json:"timeout"`   // bound on each command to a lock node or the resource
-	Reentrant      bool          `json:"reentrant"` // take the lock a second time inside the hold, give it back before the outer release
+	// Hold is the time between the read and the write: the "work" done under the lock.
+	Hold yamltime.Duration `yaml:"hold" json:"hold"`
+	// Think is the pause between releasing and trying again (0 lets a releaser win again at once).
+	Think yamltime.Duration `yaml:"think" json:"think"`
+	// Stagger: client-N starts (N-1)*stagger after client-1, so who goes first is deterministic.
+	Stagger yamltime.Duration `yaml:"stagger" json:"stagger"`
+	// Start: every client waits this long before its first acquire, so faults planned at 0s are
+	// in force first.
+	Start yamltime.Duration `yaml:"start" json:"start"`
+	// AcquireTimeout is how long one acquire keeps retrying before it gives up.
+	AcquireTimeout yamltime.Duration `yaml:"acquire_timeout" json:"acquire_timeout"`
+	// BackoffMin and BackoffMax bound the retry delay after a busy attempt, drawn from [min, max].
+	BackoffMin yamltime.Duration `yaml:"backoff_min" json:"backoff_min"`
+	BackoffMax yamltime.Duration `yaml:"backoff_max" json:"backoff_max"`
+	// Timeout bounds each command to a lock node or the resource.
+	Timeout yamltime.Duration `yaml:"timeout" json:"timeout"`
+	// Reentrant: take the lock a second time inside the hold, give it back before the outer
+	// release.
+	Reentrant bool `yaml:"reentrant" json:"reentrant"`
+	// Readers: for read/write designs, client-1..client-N read and the others write.
+	Readers int `yaml:"readers" json:"readers"`
 }
 
 // StopAt asks the worker to stop itself (SIGSTOP) the Occurrence-th time it passes Point; what
@@ -73,10 +90,13 @@ type Config struct {
 	Key       string          `json:"key"`
 	TTL       time.Duration   `json:"ttl"`
 	Workload  Workload        `json:"workload"`
-	StopAt    []StopAt        `json:"stop_at,omitempty"`
-	Clock     ClockSetting    `json:"clock"`
-	Role      string          `json:"role,omitempty"` // "read" or "write" for read/write designs: readers only read
-	Seed      int64           `json:"seed"`
+	// StartDelay is how long this client waits before its first acquire (the workload's start
+	// and its place in the stagger).
+	StartDelay time.Duration `json:"start_delay"`
+	StopAt     []StopAt      `json:"stop_at,omitempty"`
+	Clock      ClockSetting  `json:"clock"`
+	Role       string        `json:"role,omitempty"` // "read" or "write" for read/write designs: readers only read
+	Seed       int64         `json:"seed"`
 	// External defines the lock when it is an external design the scenario defined (inline or
 	// in a design file), which the worker's registry does not hold; Lock is then its name.
 	External *locks.Program `json:"external,omitempty"`

@@ -133,7 +133,7 @@ func newWorker(cfg Config, out io.Writer, logger *slog.Logger) (*worker, error) 
 		rng:    rand.New(rand.NewPCG(uint64(cfg.Seed), 0x10c6c7ec)),
 		passes: map[string]int{},
 		armed:  map[string]bool{},
-		store:  resource.Dial(cfg.Resource, cfg.Workload.Timeout),
+		store:  resource.Dial(cfg.Resource, cfg.Workload.Timeout.D()),
 		clock:  clock.NewSkewed(cfg.Clock.Offset, cfg.Clock.Rate),
 	}
 	for _, s := range cfg.StopAt {
@@ -143,7 +143,7 @@ func newWorker(cfg Config, out io.Writer, logger *slog.Logger) (*worker, error) 
 	}
 	w.lock, err = design.New(locks.Env{
 		Client: cfg.Client, Nodes: cfg.Endpoints.Nodes, Params: cfg.Endpoints.Params, Sentinel: cfg.Endpoints.Sentinel,
-		Key: cfg.Key, TTL: cfg.TTL, Timeout: cfg.Workload.Timeout, Point: w.point, Clock: w.clock, Role: cfg.Role,
+		Key: cfg.Key, TTL: cfg.TTL, Timeout: cfg.Workload.Timeout.D(), Point: w.point, Clock: w.clock, Role: cfg.Role,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("worker %s: build lock %s: %w", cfg.Client, cfg.Lock, err)
@@ -214,7 +214,7 @@ func (w *worker) point(name string) {
 }
 
 func (w *worker) loop(stop context.Context) error {
-	sleep(stop, w.cfg.Workload.StartDelay)
+	sleep(stop, w.cfg.StartDelay)
 	for stop.Err() == nil {
 		token, held := w.acquire(stop)
 		if err := w.broken(); err != nil {
@@ -235,7 +235,7 @@ func (w *worker) loop(stop context.Context) error {
 		if err := w.broken(); err != nil {
 			return err
 		}
-		sleep(stop, w.cfg.Workload.Think)
+		sleep(stop, w.cfg.Workload.Think.D())
 	}
 	return nil
 }
@@ -261,7 +261,7 @@ func (w *worker) broken() error {
 func (w *worker) acquire(stop context.Context) (*int64, bool) {
 	wl := w.cfg.Workload
 	op := w.invoke(history.Acquire, history.Event{})
-	deadline := time.Now().Add(wl.AcquireTimeout)
+	deadline := time.Now().Add(wl.AcquireTimeout.D())
 	var unknown error
 	for {
 		ctx, cancel := w.opContext()
@@ -280,7 +280,7 @@ func (w *worker) acquire(stop context.Context) (*int64, bool) {
 			unknown = err
 			w.log.Debug("acquire attempt failed", "err", err)
 		}
-		backoff := wl.BackoffMin
+		backoff := wl.BackoffMin.D()
 		if wl.BackoffMax > wl.BackoffMin {
 			backoff += time.Duration(w.rng.Int64N(int64(wl.BackoffMax - wl.BackoffMin)))
 		}
@@ -353,7 +353,7 @@ func (w *worker) criticalSection(a resource.Access) {
 	}
 	w.complete(op, history.OK, history.Read, history.Event{CS: cs, Token: token, Registers: read})
 
-	time.Sleep(w.cfg.Workload.Hold)
+	time.Sleep(w.cfg.Workload.Hold.D())
 	if w.held == locks.ReadRole {
 		return // a read hold's section is read-only
 	}
@@ -409,7 +409,7 @@ func (w *worker) release() {
 // opContext bounds one operation: Timeout per command, and a few commands per operation (an
 // acquire may take a Redis script or several statements; a release another).
 func (w *worker) opContext() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), 4*w.cfg.Workload.Timeout)
+	return context.WithTimeout(context.Background(), 4*w.cfg.Workload.Timeout.D())
 }
 
 // sleep waits d or until stop; it reports whether the full time passed.

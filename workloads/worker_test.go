@@ -16,43 +16,25 @@ import (
 
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/proc"
+	"github.com/lockcheck/lockcheck/internal/testmain"
+	"github.com/lockcheck/lockcheck/internal/testredis"
+	"github.com/lockcheck/lockcheck/internal/yamltime"
 	"github.com/lockcheck/lockcheck/locks"
-	"github.com/lockcheck/lockcheck/providers"
-	"github.com/lockcheck/lockcheck/providers/local"
-	"github.com/lockcheck/lockcheck/services/redis"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
-// The test binary doubles as the worker, as the runner's tests do.
-func TestMain(m *testing.M) {
-	workloads.RunIfTestWorker()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testmain.Run(m) }
 
 // redisServer starts a real redis-server; it serves as both the lock's node and the resource.
-func redisServer(t *testing.T) string {
-	t.Helper()
-	p, err := local.New(providers.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	n, err := redis.StartServer(ctx, p, "n1", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n.Addr(redis.ClientPort)
-}
+func redisServer(t *testing.T) string { return testredis.Addr(t, "n1") }
 
 // config is a client of the redis-py adapter (an external program: Python and redis-py).
 func config(addr string) workloads.Config {
 	return workloads.Config{
 		Client: "client-1", Lock: "redis-py", Endpoints: locks.Endpoints{Nodes: []string{addr}}, Resource: addr,
 		Key: "test:lock", TTL: 10 * time.Second, Seed: 1, AwaitGo: true,
-		Workload: workloads.Workload{AcquireTimeout: 2 * time.Second, BackoffMin: 5 * time.Millisecond,
-			BackoffMax: 20 * time.Millisecond, Timeout: time.Second, Think: 10 * time.Millisecond},
+		Workload: workloads.Workload{AcquireTimeout: yamltime.Duration(2 * time.Second), BackoffMin: yamltime.Duration(5 * time.Millisecond),
+			BackoffMax: yamltime.Duration(20 * time.Millisecond), Timeout: yamltime.Duration(time.Second), Think: yamltime.Duration(10 * time.Millisecond)},
 	}
 }
 

@@ -227,7 +227,8 @@ func newFaultsCommand() *cobra.Command {
 				return err
 			}
 			// The targets that follow the lock, for any fault a client can take.
-			fmt.Fprintln(cmd.OutOrStdout(), "\nA client fault's target may be a lock state, resolved when the fault starts (durations may be in TTLs: for: 4ttl):")
+			fmt.Fprintln(cmd.OutOrStdout(), "\nA client fault's target may be a lock state, resolved when the fault starts (durations may be in "+
+				"TTLs: for: 4ttl):")
 			for _, r := range nemesis.ClientRoles {
 				fmt.Fprintf(cmd.OutOrStdout(), "  %-10s %s\n", r.Name, r.Role)
 			}

@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockcheck/lockcheck/internal/proc"
+	_ "github.com/lockcheck/lockcheck/providers/all" // where servers may run: local, external, docker
+	_ "github.com/lockcheck/lockcheck/services/all"  // the kinds of lock service scenarios may run on
 )
 
 // Exit codes: a run is a CI gate.

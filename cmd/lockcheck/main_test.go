@@ -73,7 +73,8 @@ func TestCommandLine(t *testing.T) {
 
 	t.Run("a verdict that differs from expect exits 1 and says what differs", func(t *testing.T) {
 		src, _ := os.ReadFile(filepath.Join(repo, "scenarios/no-faults-setnx-del.yaml"))
-		wrong := strings.Replace(strings.Replace(string(src), "mutual_exclusion: holds", "mutual_exclusion: violated", 1), "duration: 4s", "duration: 1s", 1)
+		wrong := strings.Replace(strings.Replace(string(src), "mutual_exclusion: holds", "mutual_exclusion: "+
+			"violated", 1), "duration: 4s", "duration: 1s", 1)
 		path := filepath.Join(t.TempDir(), "no-faults-setnx-del.yaml")
 		os.WriteFile(path, []byte(wrong), 0o644)
 		out, code := run("run", "--results", t.TempDir(), path)

@@ -61,7 +61,8 @@ there, and still exits 2). Exit codes as for matrix (with --require) and debate:
 				}
 				dparts = append(dparts, dp...)
 				if merr != nil && len(dp) == 0 {
-					return &exitError{exitHarness, fmt.Errorf("%s: no matrix (matrix.json in it, in matrix/latest/ or matrix/*/) and no debate result (a *.json written next to a DEBATE.md)", dir)}
+					return &exitError{exitHarness, fmt.Errorf("%s: no matrix (matrix.json in it, in matrix/latest/ or matrix/*/) and no debate result (a "+
+						"*.json written next to a DEBATE.md)", dir)}
 				}
 			}
 			var errs []error
@@ -77,7 +78,8 @@ there, and still exits 2). Exit codes as for matrix (with --require) and debate:
 	f := cmd.Flags()
 	f.StringVar(&resultsDir, "results", "results", "where the merged matrix folder goes (RESULTS/matrix/<time>/)")
 	f.StringVar(&out, "out", "results/DEBATE.md", "where the merged debate report goes")
-	f.StringVar(&require, "require", "", "gate on the merged matrix: every cell must have this status or a better one: "+checker.OutcomeNames()+" (exit 1 otherwise)")
+	f.StringVar(&require, "require", "", "gate on the merged matrix: every cell must have this status or a better "+
+		"one: "+checker.OutcomeNames()+" (exit 1 otherwise)")
 	f.BoolVar(&allowMissing, "allow-missing", false, "merge even when shards are missing (the report names them)")
 	return cmd
 }

@@ -76,7 +76,8 @@ func TestShardedMatrixMergedOnTheCommandLine(t *testing.T) {
 	}
 
 	// The gate applies to the merged grid: the stuck cell fails --require safe.
-	if out, code := run("merge", "--results", merged, "--require", "safe", shard1, shard2); code != exitMismatch || !strings.Contains(out, "1 cell(s) fail --require safe") {
+	if out, code := run("merge", "--results", merged, "--require", "safe", shard1, shard2); code != exitMismatch || !strings.Contains(out,
+		"1 cell(s) fail --require safe") {
 		t.Errorf("merge --require safe: exit %d\n%s", code, out)
 	}
 	if out, code := run("merge", "--results", merged, shard1, shard1); code != exitHarness || !strings.Contains(out, "shard 1/2 given twice") {
@@ -85,7 +86,8 @@ func TestShardedMatrixMergedOnTheCommandLine(t *testing.T) {
 	if out, code := run("merge", "--results", merged, shard2); code != exitHarness || !strings.Contains(out, "shard(s) 1/2 missing") {
 		t.Errorf("a missing shard: exit %d\n%s", code, out)
 	}
-	if out, code := run("merge", "--results", merged, "--allow-missing", shard2); code != exitHarness || !strings.Contains(out, "INCOMPLETE: shard(s) 1/2 missing") {
+	if out, code := run("merge", "--results", merged, "--allow-missing", shard2); code != exitHarness || !strings.Contains(out, "INCOMPLETE: "+
+		"shard(s) 1/2 missing") {
 		t.Errorf("--allow-missing: exit %d\n%s", code, out)
 	}
 	if out, code := run("merge", t.TempDir()); code != exitHarness || !strings.Contains(out, "no matrix") {
@@ -118,7 +120,8 @@ func TestShardedDebateMergedOnTheCommandLine(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), exitCode(err)
 	}
-	if out, code := run("debate", "--scenarios", scenariosDir, "--shard", "1/2", "--record", filepath.Join(root, "rec.json")); code != exitHarness || !strings.Contains(out, "--record with --shard") {
+	if out, code := run("debate", "--scenarios", scenariosDir, "--shard", "1/2", "--record", filepath.Join(root,
+		"rec.json")); code != exitHarness || !strings.Contains(out, "--record with --shard") {
 		t.Fatalf("--record with --shard: exit %d\n%s", code, out)
 	}
 	var dirs []string
@@ -150,7 +153,8 @@ func TestShardedDebateMergedOnTheCommandLine(t *testing.T) {
 		Rows   []struct{ Scenario string }
 		Merged int `json:"merged_shards"`
 	}
-	if b, err := os.ReadFile(filepath.Join(root, "merged", "DEBATE.json")); err != nil || json.Unmarshal(b, &res) != nil || len(res.Rows) != 2 || res.Merged != 2 {
+	if b, err := os.ReadFile(filepath.Join(root, "merged", "DEBATE.json")); err != nil || json.Unmarshal(b, &res) != nil ||
+		len(res.Rows) != 2 || res.Merged != 2 {
 		t.Errorf("merged DEBATE.json: %v %+v", err, res)
 	}
 	var report struct {

@@ -113,7 +113,8 @@ lockcheck (lockcheck scenarios lists them).`,
 	cmd.Flags().IntVar(&count, "count", 1, "run the scenario this many times (for repeatability figures)")
 	cmd.Flags().StringVar(&junitFile, "junit", "", "also write JUnit XML here: one test case per run, failed when the verdict does not match expect")
 	addProviderFlag(cmd, &provider, &endpoints)
-	cmd.Flags().DurationVar(&duration, "duration", 0, "run this long instead of the scenario's duration (a soak: --duration 30m); the history is written as it happens, so Ctrl-C still leaves a checkable run")
+	cmd.Flags().DurationVar(&duration, "duration", 0, "run this long instead of the scenario's duration (a soak: --duration 30m); the history "+
+		"is written as it happens, so Ctrl-C still leaves a checkable run")
 	return cmd
 }
 

@@ -54,7 +54,8 @@ func TestEveryItemInExactlyOneShard(t *testing.T) {
 		}
 	}
 	// Pinned values: a change of the hash would reshuffle every CI job matrix.
-	for key, want := range map[string][2]int{"set-nx-px × none": {2, 1}, "setnx-del × none": {2, 3}, "setnx-del × kill-holder": {1, 2}, "k3-redlock.yaml": {2, 3}} {
+	for key, want := range map[string][2]int{"set-nx-px × none": {2, 1}, "setnx-del × none": {2, 3}, "setnx-del × " +
+		"kill-holder": {1, 2}, "k3-redlock.yaml": {2, 3}} {
 		if got := [2]int{Of(key, 2), Of(key, 3)}; got != want {
 			t.Errorf("%q: shards of 2 and of 3 = %v, want %v", key, got, want)
 		}

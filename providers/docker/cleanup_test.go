@@ -132,7 +132,8 @@ func TestNextStartRemovesLeftoversOfDeadRuns(t *testing.T) {
 	}
 	labels := map[string]string{docker.LabelRun: "dead-run-test", docker.LabelController: fmt.Sprintf("%d:12345", dead.Process.Pid)}
 	ctx := context.Background()
-	c, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: &container.Config{Image: ref, Cmd: []string{"sleep", "60"}, Labels: labels}})
+	c, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: &container.Config{Image: ref, Cmd: []string{"sleep", "60"},
+		Labels: labels}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,7 +166,7 @@ func TestCutReplicaMissesWritesAndIsPromoted(t *testing.T) {
 	}
 	began := time.Now()
 	topo, err := services.StartKind(context.Background(),
-		services.Spec{Design: d, Nodes: 1, Replicas: 1, Sentinels: 3, Duration: 10 * time.Second},
+		services.Spec{Design: d, Nodes: 1, Server: redis.Settings{Replicas: 1, Sentinels: 3}, Duration: 10 * time.Second},
 		services.Options{Dir: t.TempDir(), Provider: docker.Name})
 	if err != nil {
 		t.Fatal(err)

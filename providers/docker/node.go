@@ -442,7 +442,8 @@ func (n *node) launch(ctx context.Context) error {
 		return err
 	}
 	began := time.Now()
-	ex, err := n.p.cli.ExecCreate(ctx, c.GetContainerID(), client.ExecCreateOptions{Cmd: []string{"/bin/sh", ContainerDir + "/" + startScript}, WorkingDir: ContainerDir})
+	ex, err := n.p.cli.ExecCreate(ctx, c.GetContainerID(), client.ExecCreateOptions{Cmd: []string{"/bin/sh",
+		ContainerDir + "/" + startScript}, WorkingDir: ContainerDir})
 	if err == nil {
 		_, err = n.p.cli.ExecStart(ctx, ex.ID, client.ExecStartOptions{Detach: true})
 	}
@@ -456,7 +457,8 @@ func (n *node) launch(ctx context.Context) error {
 		kctx, kcancel := context.WithTimeout(context.Background(), apiTimeout)
 		_ = n.killAndWait(kctx)
 		kcancel()
-		return fmt.Errorf("node %s (%s in container %s) not ready: %w; %s:\n%s", n.spec.Name, args[0], n.image, err, logFile, providers.LogTail(logFile, logStart))
+		return fmt.Errorf("node %s (%s in container %s) not ready: %w; "+
+			"%s:\n%s", n.spec.Name, args[0], n.image, err, logFile, providers.LogTail(logFile, logStart))
 	}
 	n.p.o.Logger.Debug("node ready", "node", n.spec.Name, "ip", n.ip, "took", time.Since(began))
 	return nil
@@ -478,7 +480,8 @@ func startScriptText(name string, args, env []string, user, log string) string {
 	}
 	if user != "" {
 		fmt.Fprintf(&b, "chown -R %s: %s\n", shellQuote(user), ContainerDir)
-		fmt.Fprintf(&b, "exec setpriv --reuid=%s --regid=%s --init-groups -- %s >>%s 2>&1\n", shellQuote(user), shellQuote(user), strings.Join(cmd, " "), shellQuote(log))
+		fmt.Fprintf(&b, "exec setpriv --reuid=%s --regid=%s --init-groups -- %s >>%s "+
+			"2>&1\n", shellQuote(user), shellQuote(user), strings.Join(cmd, " "), shellQuote(log))
 	} else {
 		fmt.Fprintf(&b, "exec %s >>%s 2>&1\n", strings.Join(cmd, " "), shellQuote(log))
 	}

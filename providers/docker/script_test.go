@@ -19,7 +19,8 @@ func TestStartScript(t *testing.T) {
 			t.Errorf("script lacks %q:\n%s", want, s)
 		}
 	}
-	if s := startScriptText("n1", []string{"redis-server"}, nil, "", "/node/redis.log"); !strings.Contains(s, "exec 'redis-server' >>'/node/redis.log' 2>&1\n") {
+	if s := startScriptText("n1", []string{"redis-server"}, nil, "", "/node/redis.log"); !strings.Contains(s, "exec 'redis-server' "+
+		">>'/node/redis.log' 2>&1\n") {
 		t.Errorf("script:\n%s", s)
 	}
 }
@@ -36,7 +37,8 @@ func TestIptablesScript(t *testing.T) {
 			t.Errorf("cut lacks %q:\n%s", want, cut)
 		}
 	}
-	if heal := iptablesScript(ips, false); !strings.Contains(heal, "while iptables -w -C INPUT -s 172.30.5.3 -j DROP 2>/dev/null; do iptables -w -D INPUT -s 172.30.5.3 -j DROP; done") {
+	if heal := iptablesScript(ips, false); !strings.Contains(heal, "while iptables -w -C INPUT -s 172.30.5.3 -j DROP 2>/dev/null; do iptables "+
+		"-w -D INPUT -s 172.30.5.3 -j DROP; done") {
 		t.Errorf("heal:\n%s", heal)
 	}
 }

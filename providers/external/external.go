@@ -61,7 +61,8 @@ func New(o providers.Options) (providers.Provider, error) {
 		return nil, errors.New("external provider: Options.Dir is empty")
 	}
 	if o.Config == "" {
-		return nil, errors.New("the external provider needs an endpoints file naming your cluster's nodes: lockcheck run --provider external --endpoints FILE (docs/PROVIDERS.md shows one)")
+		return nil, errors.New("the external provider needs an endpoints file naming your cluster's nodes: lockcheck run --provider external " +
+			"--endpoints FILE (docs/PROVIDERS.md shows one)")
 	}
 	eps, err := Load(o.Config)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/redisopt"
+	"github.com/lockcheck/lockcheck/internal/testmain"
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/providers/external"
 	"github.com/lockcheck/lockcheck/providers/local"
@@ -24,10 +25,7 @@ import (
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
-func TestMain(m *testing.M) {
-	workloads.RunIfTestWorker()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testmain.Run(m) }
 
 // userCluster starts a real redis-server as a stand-in for a cluster the user runs (lockcheck's
 // local provider, in a folder of its own), with a key of the user's in it.
@@ -154,7 +152,8 @@ nemesis:
 // anything starts, naming what is missing.
 func TestServerFaultWithoutHookIsRefusedBeforeStarting(t *testing.T) {
 	n, rc := userCluster(t)
-	eps := write(t, "endpoints.yaml", fmt.Sprintf("nodes:\n  n1:\n    ports: {client: %s}\nhooks:\n  pause: 'true'\n  resume: 'true'\n", n.Addr(redis.ClientPort)))
+	eps := write(t, "endpoints.yaml", fmt.Sprintf("nodes:\n  n1:\n    ports: {client: %s}\nhooks:\n  pause: 'true'\n  resume: "+
+		"'true'\n", n.Addr(redis.ClientPort)))
 	sc := load(t, `name: external-crash
 lock: set-nx-px
 clients: 2

@@ -54,7 +54,8 @@ func Check() error {
 	}
 	// Without it redis-server deadlocks at start under libfaketime (jemalloc vs libfaketime).
 	if _, err := os.Stat(MallocDebugLib); err != nil {
-		errs = append(errs, fmt.Errorf("%s not found (needed next to libfaketime for redis-server): it comes with the Debian package libc6, glibc 2.34 or newer", MallocDebugLib))
+		errs = append(errs, fmt.Errorf("%s not found (needed next to libfaketime for redis-server): it comes with the Debian package libc6, glibc "+
+			"2.34 or newer", MallocDebugLib))
 	}
 	return errors.Join(errs...)
 }

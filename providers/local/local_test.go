@@ -23,25 +23,13 @@ import (
 
 	"github.com/lockcheck/lockcheck/internal/proc"
 	"github.com/lockcheck/lockcheck/internal/redisopt"
+	"github.com/lockcheck/lockcheck/internal/testmain"
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/proxies"
 	"github.com/lockcheck/lockcheck/services/redis"
 )
 
-type quietRedisLog struct{}
-
-func (quietRedisLog) Printf(context.Context, string, ...any) {}
-
-func TestMain(m *testing.M) {
-	goredis.SetLogger(quietRedisLog{}) // dial failures are what the tests provoke
-	code := m.Run()
-	// A safety net: every test closes its provider, but a panic must not leave servers behind.
-	if err := proc.KillAll(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testmain.Run(m) }
 
 // newProvider makes a local provider with its own proxy set, both closed at the test's end.
 func newProvider(t *testing.T) (*Provider, *proxies.Set) {

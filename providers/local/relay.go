@@ -19,19 +19,18 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/lockcheck/lockcheck/internal/forward"
 )
 
 type relay struct {
-	ln      net.Listener
+	fw      *forward.Forwarder
 	target  func() string // the server port's current address
 	hello   func(r io.Reader, callback string) ([]byte, error)
 	dialFor time.Duration // how long to keep dialing a port that refuses
 
 	mu       sync.Mutex
 	callback string
-	conns    map[net.Conn]struct{}
-	closed   bool
-	wg       sync.WaitGroup
 }
 
 func newRelay(target func() string, hello func(io.Reader, string) ([]byte, error), dialFor time.Duration) (*relay, error) {
@@ -39,14 +38,13 @@ func newRelay(target func() string, hello func(io.Reader, string) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
-	r := &relay{ln: ln, target: target, hello: hello, dialFor: dialFor, conns: map[net.Conn]struct{}{}}
-	r.wg.Add(1)
-	go r.serve()
+	r := &relay{target: target, hello: hello, dialFor: dialFor}
+	r.fw = forward.Serve(ln, r.handle)
 	return r, nil
 }
 
 // Addr is where the relay listens.
-func (r *relay) Addr() string { return r.ln.Addr().String() }
+func (r *relay) Addr() string { return r.fw.Addr().String() }
 
 func (r *relay) setCallback(addr string) {
 	r.mu.Lock()
@@ -54,71 +52,24 @@ func (r *relay) setCallback(addr string) {
 	r.mu.Unlock()
 }
 
-func (r *relay) serve() {
-	defer r.wg.Done()
-	for {
-		c, err := r.ln.Accept()
-		if err != nil {
-			return
-		}
-		if !r.track(c) {
-			c.Close()
-			return
-		}
-		r.wg.Add(1)
-		go r.handle(c)
-	}
-}
-
-// track remembers c for close; false once the relay is closed.
-func (r *relay) track(c net.Conn) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return false
-	}
-	r.conns[c] = struct{}{}
-	return true
-}
-
-func (r *relay) untrack(c net.Conn) {
-	c.Close()
-	r.mu.Lock()
-	delete(r.conns, c)
-	r.mu.Unlock()
-}
-
-func (r *relay) isClosed() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.closed
-}
-
 // dial connects to the target, retrying a refusal for up to dialFor.
 func (r *relay) dial() (net.Conn, error) {
 	deadline := time.Now().Add(r.dialFor)
 	for {
 		up, err := net.DialTimeout("tcp", r.target(), time.Second)
-		if err == nil || !time.Now().Before(deadline) || r.isClosed() {
+		if err == nil || !time.Now().Before(deadline) || r.fw.Closed() {
 			return up, err
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-func (r *relay) handle(down net.Conn) {
-	defer r.wg.Done()
-	defer r.untrack(down)
+func (r *relay) handle(f *forward.Forwarder, down net.Conn) {
 	up, err := r.dial()
-	if err != nil {
+	if err != nil || !f.Track(up) {
 		return // the server is down: the caller sees the connection close
 	}
-	if !r.track(up) {
-		up.Close()
-		return
-	}
-	defer r.untrack(up)
-
+	defer f.Untrack(up)
 	if r.hello != nil {
 		r.mu.Lock()
 		callback := r.callback
@@ -133,28 +84,8 @@ func (r *relay) handle(down net.Conn) {
 			return
 		}
 	}
-	done := make(chan struct{}, 2)
-	go func() { _, _ = io.Copy(up, down); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(down, up); done <- struct{}{} }()
-	<-done
-	// One side is gone: so is the connection. Closing both ends the other copy.
-	up.Close()
-	down.Close()
-	<-done
+	forward.Splice(up, down)
 }
 
 // close stops accepting, closes every connection and waits for the relay's goroutines.
-func (r *relay) close() {
-	r.mu.Lock()
-	r.closed = true
-	conns := make([]net.Conn, 0, len(r.conns))
-	for c := range r.conns {
-		conns = append(conns, c)
-	}
-	r.mu.Unlock()
-	r.ln.Close()
-	for _, c := range conns {
-		c.Close()
-	}
-	r.wg.Wait()
-}
+func (r *relay) close() { r.fw.Close() }

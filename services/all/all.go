@@ -1,11 +1,9 @@
-// Package all registers every kind of lock service and every provider: import it (for its side
-// effects) where scenarios are loaded or run. Adding a service or a provider is one line here.
+// Package all registers every kind of lock service: import it (for its side effects) in a program
+// that loads or runs scenarios. It registers no provider (package providers/all does): a program
+// picks where servers may run, and only one that offers Docker links its client.
 package all
 
 import (
-	_ "github.com/lockcheck/lockcheck/providers/docker"
-	_ "github.com/lockcheck/lockcheck/providers/external"
-	_ "github.com/lockcheck/lockcheck/providers/local"
 	_ "github.com/lockcheck/lockcheck/services/etcd"
 	_ "github.com/lockcheck/lockcheck/services/mariadb"
 	_ "github.com/lockcheck/lockcheck/services/postgres"

@@ -12,8 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockcheck/lockcheck/locks"
-	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/services"
 )
@@ -28,6 +26,7 @@ var ErrNotServing = errors.New("etcd: member not serving requests")
 
 // Cluster is a started member or cluster.
 type Cluster struct {
+	services.Ensemble
 	names    []string
 	members  map[string]providers.Node
 	settings Settings
@@ -53,6 +52,7 @@ func StartCluster(ctx context.Context, p providers.Provider, names []string, set
 	ctx, cancel := context.WithTimeout(ctx, clusterTimeout)
 	defer cancel()
 	c := &Cluster{names: names, members: map[string]providers.Node{}, settings: set, doors: newDoorways(), ids: map[string]uint64{}}
+	c.Ensemble = services.Ensemble{Members: names, Nodes: c.members, Port: ClientPort, LeaderRole: Leader, FindLeader: c.Leader, Restart: c.restart}
 	for _, name := range names {
 		if err := p.Add(c.spec(name)); err != nil {
 			c.doors.close()
@@ -194,28 +194,6 @@ func (c *Cluster) Member(name string) providers.Node { return c.members[name] }
 
 // Names lists the members in order.
 func (c *Cluster) Names() []string { return append([]string(nil), c.names...) }
-
-// Upstream is the member's client port.
-func (c *Cluster) Upstream(server string) string { return c.members[server].Addr(ClientPort) }
-
-// Endpoints: the client's links to every member, in order.
-func (c *Cluster) Endpoints(client string, link func(string) string) locks.Endpoints {
-	var e locks.Endpoints
-	for _, name := range c.names {
-		e.Nodes = append(e.Nodes, link(name))
-	}
-	return e
-}
-
-// Targets: every member (a restart waits until it serves again) and the leader.
-func (c *Cluster) Targets() map[string]nemesis.Target {
-	out := map[string]nemesis.Target{}
-	for name, n := range c.members {
-		out[name] = services.NewRestarting(n, c.restart)
-	}
-	out[Leader] = services.NewRole(c.Leader, c.restart)
-	return out
-}
 
 // Stop closes the doorways and removes the members' write-ahead logs; the provider stops the
 // members. etcd preallocates each WAL segment at 64 MB (3.4 has no setting for it), so a

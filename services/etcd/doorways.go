@@ -23,12 +23,13 @@ package etcd
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/lockcheck/lockcheck/internal/forward"
 )
 
 // peersDir is the member's working folder when it uses doorways, inside its node folder.
@@ -83,14 +84,9 @@ func (d *doorways) close() {
 
 // doorway is one member's socket to one peer.
 type doorway struct {
-	ln     net.Listener
+	fw     *forward.Forwarder
 	path   string // the socket file, as the harness sees it
 	target string // the path's address
-
-	mu     sync.Mutex
-	conns  map[net.Conn]struct{}
-	closed bool
-	wg     sync.WaitGroup
 }
 
 // maxSocketPath is a little under the 108 bytes a unix socket's path may have on Linux.
@@ -104,9 +100,8 @@ func openDoorway(dir, name, target string) (*doorway, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &doorway{ln: ln, path: path, target: target, conns: map[net.Conn]struct{}{}}
-	w.wg.Add(1)
-	go w.serve()
+	w := &doorway{path: path, target: target}
+	w.fw = forward.Serve(ln, w.forward)
 	return w, nil
 }
 
@@ -143,75 +138,18 @@ func listenUnixAt(path string) (net.Listener, error) {
 	return ln, nil
 }
 
-func (w *doorway) serve() {
-	defer w.wg.Done()
-	for {
-		c, err := w.ln.Accept()
-		if err != nil {
-			return
-		}
-		if !w.track(c) {
-			c.Close()
-			return
-		}
-		w.wg.Add(1)
-		go w.forward(c)
-	}
-}
-
-func (w *doorway) track(c net.Conn) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
-		return false
-	}
-	w.conns[c] = struct{}{}
-	return true
-}
-
-func (w *doorway) untrack(c net.Conn) {
-	c.Close()
-	w.mu.Lock()
-	delete(w.conns, c)
-	w.mu.Unlock()
-}
-
 // forward connects the member's connection to the path. A path that refuses (cut, or the peer
 // down) closes the member's connection at once, as a refused dial would.
-func (w *doorway) forward(down net.Conn) {
-	defer w.wg.Done()
-	defer w.untrack(down)
+func (w *doorway) forward(f *forward.Forwarder, down net.Conn) {
 	up, err := net.DialTimeout("tcp", w.target, time.Second)
-	if err != nil {
+	if err != nil || !f.Track(up) {
 		return
 	}
-	if !w.track(up) {
-		up.Close()
-		return
-	}
-	defer w.untrack(up)
-	done := make(chan struct{}, 2)
-	go func() { _, _ = io.Copy(up, down); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(down, up); done <- struct{}{} }()
-	<-done
-	// One side is gone, so is the connection: closing both ends the other copy.
-	up.Close()
-	down.Close()
-	<-done
+	defer f.Untrack(up)
+	forward.Splice(up, down)
 }
 
 func (w *doorway) close() {
-	w.mu.Lock()
-	w.closed = true
-	conns := make([]net.Conn, 0, len(w.conns))
-	for c := range w.conns {
-		conns = append(conns, c)
-	}
-	w.mu.Unlock()
-	w.ln.Close()
-	for _, c := range conns {
-		c.Close()
-	}
-	w.wg.Wait()
+	w.fw.Close()
 	_ = os.Remove(w.path)
 }

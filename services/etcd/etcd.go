@@ -86,11 +86,6 @@ func (Kind) Plan(s services.Spec, bad services.Report) *services.Plan {
 		bad("nodes", "an etcd cluster has 1..%d members, got %d", maxMembers, s.Nodes)
 		return nil
 	}
-	for field, isSet := range map[string]bool{"persistence": s.Persistence != "", "replicas": s.Replicas != 0, "sentinels": s.Sentinels != 0} {
-		if isSet {
-			bad(field, "applies to Redis lock nodes only; %s runs on etcd", s.Design.Name)
-		}
-	}
 	minTTL := set.MinLeaseTTL()
 	switch {
 	case s.TTL == 0:

@@ -15,18 +15,14 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/internal/proc"
+	"github.com/lockcheck/lockcheck/internal/testmain"
+	_ "github.com/lockcheck/lockcheck/providers/local" // where the tests' members run
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/services"
 	"github.com/lockcheck/lockcheck/services/etcd"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := proc.KillAll(); err != nil { // a safety net: no member may outlive a failed test
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testmain.Run(m) }
 
 // The shortest lease etcd grants follows from the election timeout and heartbeat; ask the real
 // server for a 1 s lease under two timings and compare with MinLeaseTTL, then check that the
@@ -94,7 +90,8 @@ func TestSettingsAreChecked(t *testing.T) {
 			}
 		})
 	}
-	if _, err := scenarios.Parse("x.yaml", []byte(base+"nemesis:\n  - {fault: partition, target: n1, at: 1s, for: 1s}\n  - {fault: crash, target: leader, at: 1s, for: 1s}\n")); err != nil {
+	if _, err := scenarios.Parse("x.yaml", []byte(base+"nemesis:\n  - {fault: partition, target: n1, at: 1s, for: 1s}\n  - {fault: crash, "+
+		"target: leader, at: 1s, for: 1s}\n")); err != nil {
 		t.Fatalf("a member's partition and a leader crash are valid: %v", err)
 	}
 }

@@ -20,18 +20,22 @@ import (
 
 	"github.com/lockcheck/lockcheck/internal/yamltime"
 	"github.com/lockcheck/lockcheck/locks"
-	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/services"
 )
 
-// Kind is the MariaDB lock service.
-type Kind struct{}
+// Kind is the MariaDB lock service: one server, db1.
+var Kind = services.OneServer[Settings]{
+	Service: locks.MariaDB, Title: "MariaDB", Node: Node, Port: ClientPort, NoClock: services.NoDatabaseClock,
+	Params: map[string]string{locks.ParamDatabase: Database, locks.ParamUser: User},
+	Check: func(set Settings, bad services.Report) {
+		services.CheckWhole(bad, "MariaDB", time.Second, "seconds", map[string]yamltime.Duration{"wait_timeout": set.WaitTimeout,
+			"idle_transaction_timeout": set.IdleTransactionTimeout, "innodb_lock_wait_timeout": set.InnodbLockWaitTimeout})
+	},
+	Spec: Spec,
+}
 
-func init() { services.Register(Kind{}) }
-
-// Name is "mariadb".
-func (Kind) Name() string { return locks.MariaDB }
+func init() { services.Register(Kind) }
 
 // ClientPort is the name of mariadbd's port; ContainerPort its number in a container.
 const (
@@ -48,8 +52,6 @@ const (
 	Database = "lockcheck"
 	User     = "root"
 )
-
-const noClock = "no database lock reads the server's clock (none expires by time): skew a client's clock instead"
 
 // Settings are the scenario's `server:` block for MariaDB. Each is a server variable of the same
 // name, in whole seconds; 0 (unset) keeps the server's default.
@@ -76,42 +78,6 @@ func (s Settings) args() []string {
 	add("idle-transaction-timeout", s.IdleTransactionTimeout)
 	add("innodb-lock-wait-timeout", s.InnodbLockWaitTimeout)
 	return out
-}
-
-// Plan lays out the one server db1.
-func (Kind) Plan(s services.Spec, bad services.Report) *services.Plan {
-	var set Settings
-	services.DecodeServer(s, &set, bad)
-	for name, d := range map[string]yamltime.Duration{"wait_timeout": set.WaitTimeout,
-		"idle_transaction_timeout": set.IdleTransactionTimeout, "innodb_lock_wait_timeout": set.InnodbLockWaitTimeout} {
-		if d != 0 && (d.D() < time.Second || d.D()%time.Second != 0) {
-			bad("server."+name, "%s: MariaDB takes whole seconds, at least 1s", d.D())
-		}
-	}
-	if s.Nodes != 1 {
-		bad("nodes", "the MariaDB service is one server; %s runs on 1 node, got %d", s.Design.Name, s.Nodes)
-	}
-	for field, set := range map[string]bool{"persistence": s.Persistence != "", "replicas": s.Replicas != 0, "sentinels": s.Sentinels != 0} {
-		if set {
-			bad(field, "applies to Redis lock nodes only; %s runs on MariaDB", s.Design.Name)
-		}
-	}
-	p := &services.Plan{Nodes: []string{Node}, Servers: []string{Node}, MinTTL: time.Millisecond, Detail: set}
-	p.Targets = []nemesis.TargetInfo{{Name: Node, Restart: true, NoClock: noClock}}
-	return p
-}
-
-// Start starts db1 and waits until it answers queries.
-func (Kind) Start(ctx context.Context, p *services.Plan, env services.Env) (services.Instance, error) {
-	set, _ := p.Detail.(Settings)
-	if err := env.Provider.Add(Spec(Node, set)); err != nil {
-		return nil, err
-	}
-	n, err := env.Provider.Start(ctx, Node)
-	if err != nil {
-		return nil, err
-	}
-	return instance{node: n}, nil
 }
 
 // Spec describes one mariadbd with settings set.
@@ -211,26 +177,4 @@ func Ping(ctx context.Context, addr string) error {
 		return fmt.Errorf("mariadb at %s: %w", addr, err)
 	}
 	return nil
-}
-
-// instance is the started server.
-type instance struct{ node providers.Node }
-
-func (i instance) Upstream(string) string { return i.node.Addr(ClientPort) }
-
-// Endpoints: the client's link to db1, and the database and user to connect with.
-func (i instance) Endpoints(_ string, link func(string) string) locks.Endpoints {
-	return locks.Endpoints{Nodes: []string{link(Node)},
-		Params: map[string]string{locks.ParamDatabase: Database, locks.ParamUser: User}}
-}
-
-// Targets: db1 (a restart waits until it answers queries: the provider's Ready).
-func (i instance) Targets() map[string]nemesis.Target { return map[string]nemesis.Target{Node: i.node} }
-
-func (instance) Stop() error { return nil }
-
-// PlanSettings returns the plan's decoded settings (for tests and reports).
-func PlanSettings(p *services.Plan) Settings {
-	s, _ := p.Detail.(Settings)
-	return s
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/locks"
+	_ "github.com/lockcheck/lockcheck/providers/local"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/services"
 	_ "github.com/lockcheck/lockcheck/services/all"
@@ -136,7 +137,8 @@ func TestBadSettingsNameTheField(t *testing.T) {
 	for _, tt := range []struct{ server, want string }{
 		{"{wait_timeout: 1500ms}", "t.yaml:5: server.wait_timeout: 1.5s: MariaDB takes whole seconds"},
 		{"{wait_timeout: 2}", "server.wait_timeout"},
-		{"{tick_time: 1s}", "server.tick_time: unknown setting; the mariadb service takes: wait_timeout, idle_transaction_timeout, innodb_lock_wait_timeout"},
+		{"{tick_time: 1s}", "server.tick_time: unknown setting; the mariadb service takes: wait_timeout, idle_transaction_timeout, " +
+			"innodb_lock_wait_timeout"},
 	} {
 		_, err := scenarios.Parse("t.yaml", []byte("name: t\nlock: mysql-get-lock\nclients: 1\nduration: 1s\nserver: "+tt.server+"\n"))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {

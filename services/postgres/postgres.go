@@ -20,18 +20,22 @@ import (
 
 	"github.com/lockcheck/lockcheck/internal/yamltime"
 	"github.com/lockcheck/lockcheck/locks"
-	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/services"
 )
 
-// Kind is the PostgreSQL lock service.
-type Kind struct{}
+// Kind is the PostgreSQL lock service: one server, db1.
+var Kind = services.OneServer[Settings]{
+	Service: locks.PostgreSQL, Title: "PostgreSQL", Node: Node, Port: ClientPort, NoClock: services.NoDatabaseClock,
+	Params: map[string]string{locks.ParamDatabase: Database, locks.ParamUser: User},
+	Check: func(set Settings, bad services.Report) {
+		services.CheckWhole(bad, "PostgreSQL", time.Millisecond, "milliseconds", map[string]yamltime.Duration{
+			"idle_in_transaction_session_timeout": set.IdleInTransactionSessionTimeout, "idle_session_timeout": set.IdleSessionTimeout})
+	},
+	Spec: Spec,
+}
 
-func init() { services.Register(Kind{}) }
-
-// Name is "postgres".
-func (Kind) Name() string { return locks.PostgreSQL }
+func init() { services.Register(Kind) }
 
 // ClientPort is the name of the server's port; ContainerPort its number in a container.
 const (
@@ -48,8 +52,6 @@ const (
 	User     = "postgres"
 	Database = "postgres"
 )
-
-const noClock = "no database lock reads the server's clock (none expires by time): skew a client's clock instead"
 
 // Settings are the scenario's `server:` block for PostgreSQL: server parameters of the same name,
 // in whole milliseconds; 0 (unset) keeps the server's default (off).
@@ -72,42 +74,6 @@ func (s Settings) args() []string {
 	add("idle_in_transaction_session_timeout", s.IdleInTransactionSessionTimeout)
 	add("idle_session_timeout", s.IdleSessionTimeout)
 	return out
-}
-
-// Plan lays out the one server db1.
-func (Kind) Plan(s services.Spec, bad services.Report) *services.Plan {
-	var set Settings
-	services.DecodeServer(s, &set, bad)
-	for name, d := range map[string]yamltime.Duration{"idle_in_transaction_session_timeout": set.IdleInTransactionSessionTimeout,
-		"idle_session_timeout": set.IdleSessionTimeout} {
-		if d != 0 && d.D()%time.Millisecond != 0 {
-			bad("server."+name, "%s: PostgreSQL takes whole milliseconds", d.D())
-		}
-	}
-	if s.Nodes != 1 {
-		bad("nodes", "the PostgreSQL service is one server; %s runs on 1 node, got %d", s.Design.Name, s.Nodes)
-	}
-	for field, set := range map[string]bool{"persistence": s.Persistence != "", "replicas": s.Replicas != 0, "sentinels": s.Sentinels != 0} {
-		if set {
-			bad(field, "applies to Redis lock nodes only; %s runs on PostgreSQL", s.Design.Name)
-		}
-	}
-	p := &services.Plan{Nodes: []string{Node}, Servers: []string{Node}, MinTTL: time.Millisecond, Detail: set}
-	p.Targets = []nemesis.TargetInfo{{Name: Node, Restart: true, NoClock: noClock}}
-	return p
-}
-
-// Start starts db1 and waits until it answers queries.
-func (Kind) Start(ctx context.Context, p *services.Plan, env services.Env) (services.Instance, error) {
-	set, _ := p.Detail.(Settings)
-	if err := env.Provider.Add(Spec(Node, set)); err != nil {
-		return nil, err
-	}
-	n, err := env.Provider.Start(ctx, Node)
-	if err != nil {
-		return nil, err
-	}
-	return instance{node: n}, nil
 }
 
 // Spec describes one PostgreSQL server with settings set.
@@ -236,19 +202,3 @@ func Ping(ctx context.Context, addr string) error {
 	}
 	return nil
 }
-
-// instance is the started server.
-type instance struct{ node providers.Node }
-
-func (i instance) Upstream(string) string { return i.node.Addr(ClientPort) }
-
-// Endpoints: the client's link to db1, and the database and user to connect with.
-func (i instance) Endpoints(_ string, link func(string) string) locks.Endpoints {
-	return locks.Endpoints{Nodes: []string{link(Node)},
-		Params: map[string]string{locks.ParamDatabase: Database, locks.ParamUser: User}}
-}
-
-// Targets: db1 (a restart waits until it answers queries: the provider's Ready).
-func (i instance) Targets() map[string]nemesis.Target { return map[string]nemesis.Target{Node: i.node} }
-
-func (instance) Stop() error { return nil }

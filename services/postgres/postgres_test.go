@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lockcheck/lockcheck/locks"
+	_ "github.com/lockcheck/lockcheck/providers/local"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/services"
 	_ "github.com/lockcheck/lockcheck/services/all"
@@ -177,7 +178,8 @@ func TestIdleLimitsEndSessions(t *testing.T) {
 func TestBadSettingsNameTheField(t *testing.T) {
 	for _, tt := range []struct{ server, want string }{
 		{"{idle_session_timeout: 1500us}", "t.yaml:5: server.idle_session_timeout: 1.5ms: PostgreSQL takes whole milliseconds"},
-		{"{wait_timeout: 1s}", "server.wait_timeout: unknown setting; the postgres service takes: idle_in_transaction_session_timeout, idle_session_timeout"},
+		{"{wait_timeout: 1s}", "server.wait_timeout: unknown setting; the postgres service takes: idle_in_transaction_session_timeout, " +
+			"idle_session_timeout"},
 	} {
 		_, err := scenarios.Parse("t.yaml", []byte("name: t\nlock: pg-advisory\nclients: 1\nduration: 1s\nserver: "+tt.server+"\n"))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -20,7 +20,7 @@ import (
 
 func startPersistent(t *testing.T, persistence string, nodes int) *services.Topology {
 	t.Helper()
-	return start(t, services.Spec{Nodes: nodes, Persistence: persistence})
+	return start(t, services.Spec{Nodes: nodes, Server: redis.Settings{Persistence: persistence}})
 }
 
 // crashRestart SIGKILLs n and starts it again, as the nemesis's crash fault does.
@@ -65,7 +65,8 @@ func TestPersistenceAOFAlwaysKeepsKey(t *testing.T) {
 	if a, f := configGet(t, rc, "appendonly"), configGet(t, rc, "appendfsync"); a != "yes" || f != "always" {
 		t.Fatalf("appendonly %s, appendfsync %s", a, f)
 	}
-	if a, f := configGet(t, client(t, addr(node(t, topo, "n2"))), "appendonly"), configGet(t, client(t, addr(node(t, topo, "n2"))), "appendfsync"); a != "yes" || f != "always" {
+	if a, f := configGet(t, client(t, addr(node(t, topo, "n2"))), "appendonly"), configGet(t, client(t, addr(node(t, topo, "n2"))),
+		"appendfsync"); a != "yes" || f != "always" {
 		t.Fatalf("n2: appendonly %s, appendfsync %s", a, f)
 	}
 	// The resource's storage is never persistent.
@@ -128,7 +129,7 @@ func TestPersistenceAOFEverysecObserved(t *testing.T) {
 }
 
 func TestPersistenceInvalid(t *testing.T) {
-	_, err := services.StartKind(t.Context(), services.Spec{Design: lockDesign(t), Nodes: 1, Persistence: "aof"},
+	_, err := services.StartKind(t.Context(), services.Spec{Design: lockDesign(t), Nodes: 1, Server: redis.Settings{Persistence: "aof"}},
 		services.Options{Dir: t.TempDir()})
 	if err == nil {
 		t.Fatal("a start with persistence aof succeeded")
@@ -142,7 +143,7 @@ func TestPersistenceInvalid(t *testing.T) {
 		t.Fatalf("%d processes left running", len(live))
 	}
 	for _, p := range append([]string{""}, redis.PersistenceModes...) {
-		if _, err := services.MustPlan(services.Spec{Design: lockDesign(t), Nodes: 1, Persistence: p}); err != nil {
+		if _, err := services.MustPlan(services.Spec{Design: lockDesign(t), Nodes: 1, Server: redis.Settings{Persistence: p}}); err != nil {
 			t.Errorf("persistence %q refused: %v", p, err)
 		}
 	}

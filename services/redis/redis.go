@@ -36,7 +36,7 @@ const (
 	ContainerPort = 6379
 )
 
-// Persistence modes of lock nodes (scenario field persistence).
+// Persistence modes of lock nodes (Settings.Persistence).
 const (
 	PersistenceNone        = "none"         // no RDB, no AOF: a restart forgets everything
 	PersistenceAOFEverysec = "aof-everysec" // AOF, fsync once a second
@@ -49,6 +49,20 @@ var PersistenceModes = []string{PersistenceNone, PersistenceAOFEverysec, Persist
 // maxNodes keeps a topology to what one machine runs comfortably.
 const maxNodes = 9
 
+// Settings are the scenario's `server:` block for Redis. (Scenario files written before each
+// kind owned its settings give them at the top level; the loader moves them here.)
+type Settings struct {
+	Persistence string `yaml:"persistence"` // lock nodes: none (default), aof-everysec, aof-always
+	Replicas    int    `yaml:"replicas"`    // replicas of the one primary, under Sentinel (failover)
+	Sentinels   int    `yaml:"sentinels"`   // sentinels watching them (default 3 with replicas)
+}
+
+// detail is what Plan hands Start.
+type detail struct {
+	settings Settings
+	failover *failoverPlan // nil: independent primaries
+}
+
 // Plan lays out the lock nodes n1..nN, or with replicas a failover topology.
 func (k Kind) Plan(s services.Spec, bad services.Report) *services.Plan {
 	switch {
@@ -57,15 +71,16 @@ func (k Kind) Plan(s services.Spec, bad services.Report) *services.Plan {
 	case s.Nodes > maxNodes:
 		bad("nodes", "at most %d Redis nodes, got %d", maxNodes, s.Nodes)
 	}
-	if s.Persistence != "" && !slices.Contains(PersistenceModes, s.Persistence) {
-		bad("persistence", "unknown mode %q; valid: %s", s.Persistence, strings.Join(PersistenceModes, ", "))
+	var set Settings
+	services.DecodeServer(s, &set, bad)
+	if set.Persistence != "" && !slices.Contains(PersistenceModes, set.Persistence) {
+		bad("server.persistence", "unknown mode %q; valid: %s", set.Persistence, strings.Join(PersistenceModes, ", "))
 	}
-	services.DecodeServer(s, &struct{}{}, bad)
-	if s.Replicas != 0 || s.Sentinels != 0 {
-		return planFailover(s, bad)
+	if set.Replicas != 0 || set.Sentinels != 0 {
+		return planFailover(s, set, bad)
 	}
 	nodes := services.NodeNames("n", s.Nodes)
-	p := &services.Plan{Nodes: nodes, Servers: nodes, MinTTL: time.Millisecond}
+	p := &services.Plan{Nodes: nodes, Servers: nodes, MinTTL: time.Millisecond, Detail: detail{settings: set}}
 	for _, n := range nodes {
 		p.Targets = append(p.Targets, nemesis.TargetInfo{Name: n, Restart: true})
 	}
@@ -74,10 +89,11 @@ func (k Kind) Plan(s services.Spec, bad services.Report) *services.Plan {
 
 // Start starts the plan's servers.
 func (k Kind) Start(ctx context.Context, p *services.Plan, env services.Env) (services.Instance, error) {
-	if f, ok := p.Detail.(failoverPlan); ok {
-		return startFailover(ctx, p, f, env)
+	d, _ := p.Detail.(detail)
+	if d.failover != nil {
+		return startFailover(ctx, p, d, env)
 	}
-	nodes, err := startNodes(ctx, env.Provider, p.Nodes, true, p.Spec.Persistence, nil)
+	nodes, err := startNodes(ctx, env.Provider, p.Nodes, true, d.settings.Persistence, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ package redis_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -19,27 +18,15 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/lockcheck/lockcheck/internal/proc"
+	"github.com/lockcheck/lockcheck/internal/testmain"
+	"github.com/lockcheck/lockcheck/internal/testredis"
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/providers"
-	"github.com/lockcheck/lockcheck/providers/local"
 	"github.com/lockcheck/lockcheck/services"
 	"github.com/lockcheck/lockcheck/services/redis"
 )
 
-type quietRedisLog struct{}
-
-func (quietRedisLog) Printf(context.Context, string, ...any) {}
-
-func TestMain(m *testing.M) {
-	goredis.SetLogger(quietRedisLog{}) // dial failures are what the tests provoke
-	code := m.Run()
-	// A safety net: every test stops its servers, but a panic must not leave any behind.
-	if err := proc.KillAll(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testmain.Run(m) }
 
 // lockDesign is the single-node design the tests plan their services for.
 func lockDesign(t testing.TB) locks.Design {
@@ -78,23 +65,8 @@ func lockNodes(t testing.TB, n int, clients ...string) *services.Topology {
 	return start(t, services.Spec{Nodes: n}, clients...)
 }
 
-// startResource starts a plain redis-server (no libfaketime, no persistence) on a provider of its
-// own, as a run starts the protected resource's storage.
-func startResource(t testing.TB) providers.Node {
-	t.Helper()
-	p, err := local.New(providers.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	n, err := redis.StartServer(ctx, p, "resource", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
+// startResource starts a plain redis-server, as a run starts the protected resource's storage.
+func startResource(t testing.TB) providers.Node { return testredis.Start(t, "resource") }
 
 // testLogger logs everything to stderr with -v; otherwise nothing.
 func testLogger() *slog.Logger {
@@ -476,7 +448,7 @@ func TestStartErrors(t *testing.T) {
 func TestStartCancelledLeavesNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	for _, spec := range []services.Spec{{Nodes: 3}, {Nodes: 1, Replicas: 1}} {
+	for _, spec := range []services.Spec{{Nodes: 3}, {Nodes: 1, Server: redis.Settings{Replicas: 1}}} {
 		spec.Design = lockDesign(t)
 		if _, err := services.StartKind(ctx, spec, services.Options{Dir: t.TempDir(), Clients: []string{"c"}}); err == nil {
 			t.Fatalf("%+v started with a cancelled context", spec)

@@ -60,32 +60,36 @@ type failoverPlan struct {
 	quorum              int
 }
 
-func planFailover(s services.Spec, bad services.Report) *services.Plan {
+func planFailover(s services.Spec, set Settings, bad services.Report) *services.Plan {
 	switch {
-	case s.Replicas < 0:
-		bad("replicas", "cannot be negative, got %d", s.Replicas)
+	case set.Replicas < 0:
+		bad("server.replicas", "cannot be negative, got %d", set.Replicas)
 		return nil
-	case s.Replicas == 0:
-		bad("sentinels", "sentinels watch a primary with replicas: add replicas (e.g. replicas: 1)")
+	case set.Replicas == 0:
+		bad("server.sentinels", "sentinels watch a primary with replicas: add replicas (e.g. replicas: 1)")
 		return nil
-	case s.Replicas > 4:
-		bad("replicas", "at most 4, got %d", s.Replicas)
+	case set.Replicas > 4:
+		bad("server.replicas", "at most 4, got %d", set.Replicas)
 	}
-	if s.Sentinels == 0 {
-		s.Sentinels = 3
+	if set.Sentinels == 0 {
+		set.Sentinels = 3
 	}
-	if s.Sentinels < 1 || s.Sentinels > 7 {
-		bad("sentinels", "between 1 and 7, got %d", s.Sentinels)
+	if set.Sentinels < 1 || set.Sentinels > 7 {
+		bad("server.sentinels", "between 1 and 7, got %d", set.Sentinels)
 	}
 	if s.Design.Nodes != 1 || s.Nodes != 1 {
-		bad("replicas", "failover gives one Redis primary replicas; %s uses %d node(s): use a single-node design (e.g. set-nx-px)", s.Design.Name, s.Nodes)
+		bad("server.replicas", "failover gives one Redis primary replicas; %s uses %d node(s): use a single-node design (e.g. set-nx-px)",
+			s.Design.Name, s.Nodes)
 	}
-	f := failoverPlan{quorum: s.Sentinels/2 + 1}
-	for i := 2; i <= 1+s.Replicas; i++ {
+	if s.Design.External {
+		bad("server.replicas", "%s runs as a program of its own (the lock-client protocol), which does not follow Redis Sentinel", s.Design.Name)
+	}
+	f := failoverPlan{quorum: set.Sentinels/2 + 1}
+	for i := 2; i <= 1+set.Replicas; i++ {
 		f.replicas = append(f.replicas, "n"+strconv.Itoa(i))
 	}
-	f.sentinels = services.NodeNames("s", s.Sentinels)
-	p := &services.Plan{Nodes: []string{"n1"}, MinTTL: time.Millisecond, Detail: f}
+	f.sentinels = services.NodeNames("s", set.Sentinels)
+	p := &services.Plan{Nodes: []string{"n1"}, MinTTL: time.Millisecond, Detail: detail{settings: set, failover: &f}}
 	p.Servers = append(append([]string{"n1"}, f.replicas...), f.sentinels...)
 	p.Targets = append(p.Targets, nemesis.TargetInfo{Name: "n1", Restart: true, Peers: f.replicas})
 	for _, r := range f.replicas {
@@ -94,7 +98,8 @@ func planFailover(s services.Spec, bad services.Report) *services.Plan {
 	for _, sen := range f.sentinels {
 		p.Targets = append(p.Targets, nemesis.TargetInfo{Name: sen, Restart: true, NoClock: sentinelNoClock})
 	}
-	p.Targets = append(p.Targets, nemesis.TargetInfo{Name: Primary, Role: "whichever data node Sentinel names primary when the fault starts", Restart: true})
+	p.Targets = append(p.Targets, nemesis.TargetInfo{Name: Primary, Role: "whichever data node Sentinel names primary when the fault " +
+		"starts", Restart: true})
 	return p
 }
 
@@ -108,11 +113,12 @@ type failover struct {
 	started bool // the first start is over: a replica's restart asks Sentinel whom to follow
 }
 
-func startFailover(ctx context.Context, p *services.Plan, fp failoverPlan, env services.Env) (*failover, error) {
+func startFailover(ctx context.Context, p *services.Plan, d detail, env services.Env) (*failover, error) {
+	fp := *d.failover
 	f := &failover{plan: fp}
 	data := append([]string{"n1"}, fp.replicas...)
 	var err error
-	f.data, err = startNodes(ctx, env.Provider, data, true, p.Spec.Persistence, f.replicaOf)
+	f.data, err = startNodes(ctx, env.Provider, data, true, d.settings.Persistence, f.replicaOf)
 	if err != nil {
 		return nil, err
 	}

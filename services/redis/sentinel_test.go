@@ -22,7 +22,7 @@ import (
 // startFailover starts a primary n1, one replica n2 and three sentinels with a link per client.
 func startFailover(t testing.TB, clients ...string) *services.Topology {
 	t.Helper()
-	return start(t, services.Spec{Nodes: 1, Replicas: 1, Sentinels: 3}, clients...)
+	return start(t, services.Spec{Nodes: 1, Server: redis.Settings{Replicas: 1, Sentinels: 3}}, clients...)
 }
 
 // primary asks the sentinels which data node is the primary now.
@@ -172,7 +172,8 @@ func TestSentinelPlan(t *testing.T) {
 	if tg, _ := topo.Plan.Target("s1"); tg.NoClock == "" {
 		t.Error("a sentinel offers a clock")
 	}
-	for _, bad := range []services.Spec{{Nodes: 1, Sentinels: 3}, {Nodes: 1, Replicas: 5}, {Nodes: 1, Replicas: 1, Sentinels: 8}} {
+	for _, bad := range []services.Spec{{Nodes: 1, Server: redis.Settings{Sentinels: 3}}, {Nodes: 1, Server: redis.Settings{Replicas: 5}},
+		{Nodes: 1, Server: redis.Settings{Replicas: 1, Sentinels: 8}}} {
 		bad.Design = lockDesign(t)
 		if _, err := services.MustPlan(bad); err == nil {
 			t.Errorf("%+v planned", bad)

@@ -86,11 +86,6 @@ func (Kind) Plan(s services.Spec, bad services.Report) *services.Plan {
 		bad("nodes", "a ZooKeeper ensemble has 1..%d servers, got %d", maxServers, s.Nodes)
 		return nil
 	}
-	for field, set := range map[string]bool{"persistence": s.Persistence != "", "replicas": s.Replicas != 0, "sentinels": s.Sentinels != 0} {
-		if set {
-			bad(field, "applies to Redis lock nodes only; %s runs on ZooKeeper", s.Design.Name)
-		}
-	}
 	if s.TTL != 0 && (s.TTL < 2*tick || s.TTL > 20*tick) {
 		bad("ttl", "a ZooKeeper session lasts between 2 and 20 ticks (%s..%s with tick_time %s); %s would be clamped",
 			2*tick, 20*tick, tick, s.TTL)
@@ -119,6 +114,7 @@ func (Kind) Plan(s services.Spec, bad services.Report) *services.Plan {
 
 // Ensemble is a started standalone server or ensemble.
 type Ensemble struct {
+	services.Ensemble
 	names   []string
 	servers map[string]providers.Node
 	tick    time.Duration
@@ -135,6 +131,7 @@ func StartEnsemble(ctx context.Context, p providers.Provider, names []string, ti
 	ctx, cancel := context.WithTimeout(ctx, ensembleTimeout)
 	defer cancel()
 	z := &Ensemble{names: names, servers: map[string]providers.Node{}, tick: tick}
+	z.Ensemble = services.Ensemble{Members: names, Nodes: z.servers, Port: ClientPort, LeaderRole: Leader, FindLeader: z.Leader, Restart: z.restart}
 	for i, name := range names {
 		if err := p.Add(z.spec(i+1, name)); err != nil {
 			return nil, err
@@ -273,28 +270,6 @@ func (z *Ensemble) Names() []string { return append([]string(nil), z.names...) }
 
 // Tick is the ensemble's tickTime.
 func (z *Ensemble) Tick() time.Duration { return z.tick }
-
-// Upstream is the server's client port.
-func (z *Ensemble) Upstream(server string) string { return z.servers[server].Addr(ClientPort) }
-
-// Endpoints: the client's links to every server, in order (a connect string).
-func (z *Ensemble) Endpoints(client string, link func(string) string) locks.Endpoints {
-	var e locks.Endpoints
-	for _, name := range z.names {
-		e.Nodes = append(e.Nodes, link(name))
-	}
-	return e
-}
-
-// Targets: every server (a restart waits until it serves again) and the leader.
-func (z *Ensemble) Targets() map[string]nemesis.Target {
-	out := map[string]nemesis.Target{}
-	for name, n := range z.servers {
-		out[name] = services.NewRestarting(n, z.restart)
-	}
-	out[Leader] = services.NewRole(z.Leader, z.restart)
-	return out
-}
 
 // Stop has nothing to stop besides the provider's nodes.
 func (z *Ensemble) Stop() error { return nil }

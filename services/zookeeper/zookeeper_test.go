@@ -8,7 +8,6 @@ package zookeeper
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/lockcheck/lockcheck/internal/proc"
+	"github.com/lockcheck/lockcheck/internal/testmain"
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/providers"
@@ -28,15 +28,7 @@ import (
 	"github.com/lockcheck/lockcheck/services"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	// A safety net: every test stops its servers, but a panic must not leave a JVM behind.
-	if err := proc.KillAll(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testmain.Run(m) }
 
 type quietZKLog struct{}
 

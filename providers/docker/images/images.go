@@ -141,7 +141,8 @@ func Connect(ctx context.Context) (*testcontainers.DockerClient, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w (%v): install and start Docker (Debian: apt-get install docker.io, then start the docker service), or run on local processes (--provider local)", ErrNoDocker, err)
+		return nil, fmt.Errorf("%w (%v): install and start Docker (Debian: apt-get install docker.io, then start the docker service), or run on "+
+			"local processes (--provider local)", ErrNoDocker, err)
 	}
 	return cli, nil
 }
@@ -237,7 +238,8 @@ func (b *Builder) ensureBase(ctx context.Context) (Built, error) {
 		return Built{Ref: ref}, err
 	}
 	if _, err := exec.LookPath("debootstrap"); err != nil {
-		return Built{}, fmt.Errorf("the base image %s is missing and debootstrap, which makes it, is not installed: apt-get install -y debootstrap (scripts/install-deps.sh does)", ref)
+		return Built{}, fmt.Errorf("the base image %s is missing and debootstrap, which makes it, is not installed: apt-get install -y "+
+			"debootstrap (scripts/install-deps.sh does)", ref)
 	}
 	if os.Geteuid() != 0 {
 		return Built{}, fmt.Errorf("the base image %s is missing: debootstrap must run as root to make it (run `sudo lockcheck images`)", ref)

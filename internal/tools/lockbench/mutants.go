@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// storedMutants is the part of results/MUTANTS.json (written by `make mutants`, cmd/lockmutants)
+// storedMutants is the part of results/MUTANTS.json (written by `make mutants`, internal/tools/lockmutants)
 // that figure 10 shows.
 type storedMutants struct {
 	When    time.Time     `json:"when"`
@@ -37,7 +37,8 @@ func mutantScore(_ context.Context, c config) (string, error) {
 		return "", fmt.Errorf("%s: %w", stored, err)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "## 10. Mutants caught\n\n**%d of %d** mutant designs caught by at least one matrix column. Stored by `make mutants` on %s (%s, took %s); not run again here.\n\n",
+	fmt.Fprintf(&b, "## 10. Mutants caught\n\n**%d of %d** mutant designs caught by at least one matrix column. Stored by `make mutants` on %s "+
+		"(%s, took %s); not run again here.\n\n",
 		m.Caught, len(m.Mutants), m.When.Format("2006-01-02 15:04 MST"), stored, m.Wall.Round(time.Second))
 	b.WriteString("| mutant | columns that caught it |\n| --- | --- |\n")
 	for _, mu := range m.Mutants {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -62,7 +61,10 @@ func firstViolations(ctx context.Context, c config) (string, error) {
 		for i := 0; i < n && ctx.Err() == nil; i++ {
 			run := sc
 			if random {
-				run = withSeed(sc, int64(i+1))
+				if run, err = withSeed(sc, int64(i+1)); err != nil {
+					r.errs = append(r.errs, err.Error())
+					continue
+				}
 			}
 			fmt.Fprintf(os.Stderr, "lockbench:   %s run %d/%d\n", sc.Name, i+1, n)
 			res, err := runUntilViolation(ctx, run, c.results, exe)
@@ -83,7 +85,7 @@ func firstViolations(ctx context.Context, c config) (string, error) {
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "## 4. Time to first violation\n\n")
-	fmt.Fprintf(&b, "Command: `lockbench` (cmd/lockbench/violations.go): `runner.Run` of every scenario in `%s/` (and its "+
+	fmt.Fprintf(&b, "Command: `lockbench` (internal/tools/lockbench/violations.go): `runner.Run` of every scenario in `%s/` (and its "+
 		"subfolders) whose `expect` says `mutual_exclusion: violated`, %d run(s) each, and of those with a random nemesis "+
 		"schedule whose `expect` leaves mutual exclusion open, over seeds 1..%d instead of their own seed. The figure is the offset of the earliest "+
 		"double-ownership window from the run's start (verdict.json `mutual_exclusion.windows[].offset`). "+
@@ -200,19 +202,12 @@ func hasRandom(sc *scenarios.Scenario) bool {
 	return false
 }
 
-var seedLine = regexp.MustCompile(`(?m)^seed:.*$`)
-
-// withSeed is a copy of sc with another seed, also in the text the run folder keeps.
-func withSeed(sc *scenarios.Scenario, seed int64) *scenarios.Scenario {
+// withSeed is a copy of sc with another seed; the run folder's copy says so.
+func withSeed(sc *scenarios.Scenario, seed int64) (*scenarios.Scenario, error) {
 	c := *sc
 	c.Seed = seed
-	line := fmt.Sprintf("seed: %d  # lockbench: the file says %d", seed, sc.Seed)
-	if seedLine.Match(sc.Source) {
-		c.Source = seedLine.ReplaceAll(sc.Source, []byte(line))
-	} else {
-		c.Source = append(append([]byte(nil), sc.Source...), []byte("\n"+line+"\n")...)
-	}
-	return &c
+	c.Comment = fmt.Sprintf("%s with seed %d (lockbench; the file says %d)", sc.Path, seed, sc.Seed)
+	return scenarios.New(c)
 }
 
 func firstLine(s string) string {

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/yamltime"
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/providers/local"
@@ -80,12 +82,14 @@ func harnessOverhead(ctx context.Context, c config) (string, error) {
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "## 2. Harness overhead\n\n")
-	fmt.Fprintf(&b, "Command: `lockbench` (cmd/lockbench/overhead.go), n = %d rounds of %s each way, the three ways side by side in each round.\n\n", len(plain), c.overheadFor)
+	fmt.Fprintf(&b, "Command: `lockbench` (internal/tools/lockbench/overhead.go), n = %d rounds of %s each way, the three ways side by side in "+
+		"each round.\n\n", len(plain), c.overheadFor)
 	fmt.Fprintf(&b, "The same loop three ways: `%s`, one client, hold 0, think 0; each cycle is acquire, read every register, "+
 		"write every register + 1, release (what a worker's critical section does), against one Redis lock node and the resource.\n\n", overheadLock)
 	b.WriteString("| way | cycles/s | vs plain |\n| --- | --- | --- |\n")
 	fmt.Fprintf(&b, "| plain Go loop in one process, direct connections | %s | 1× |\n", spreadOf(plain).format(num))
-	fmt.Fprintf(&b, "| worker process (`lockcheck worker`; here `lockbench worker`, the same code), events as JSON lines to the controller and into history.jsonl, direct connections | %s | %s |\n",
+	fmt.Fprintf(&b, "| worker process (`lockcheck worker`; here `lockbench worker`, the same code), events as JSON lines to the controller and "+
+		"into history.jsonl, direct connections | %s | %s |\n",
 		spreadOf(worker).format(num), spreadOf(ratios(worker, plain)).format(ratio))
 	fmt.Fprintf(&b, "| full `runner.Run` of a no-fault scenario (worker behind toxiproxy proxies, then judged); acquisitions ÷ duration | %s | %s |\n",
 		spreadOf(full).format(num), spreadOf(ratios(full, plain)).format(ratio))
@@ -180,8 +184,8 @@ func workerLoop(exe, lockAddr, resAddr, key, historyPath string, d time.Duration
 	cfg := workloads.Config{
 		Client: "client-1", Lock: overheadLock, Endpoints: locks.Endpoints{Nodes: []string{lockAddr}}, Resource: resAddr, Key: key,
 		TTL: 10 * time.Second, Seed: 1,
-		Workload: workloads.Workload{AcquireTimeout: 2 * time.Second, BackoffMin: 5 * time.Millisecond,
-			BackoffMax: 20 * time.Millisecond, Timeout: time.Second},
+		Workload: workloads.Workload{AcquireTimeout: yamltime.Duration(2 * time.Second), BackoffMin: yamltime.Duration(5 * time.Millisecond),
+			BackoffMax: yamltime.Duration(20 * time.Millisecond), Timeout: yamltime.Duration(time.Second)},
 	}
 	w, err := workloads.Spawn([]string{exe, "worker"}, os.Environ(), cfg, io.Discard)
 	if err != nil {
@@ -228,18 +232,14 @@ func workerLoop(exe, lockAddr, resAddr, key, historyPath string, d time.Duration
 // fullRun runs a generated no-fault scenario end to end and returns acquisitions per second of
 // its duration.
 func fullRun(ctx context.Context, exe, resultsDir string, d time.Duration) (float64, error) {
-	src := fmt.Sprintf(`name: bench-harness-overhead
-description: lockbench figure 2, one client looping with no hold and no think time
-lock: %s
-clients: 1
-ttl: 10s
-duration: %s
-seed: 1
-workload: {hold: 0s, think: 0s, timeout: 1s}
-expect:
-  mutual_exclusion: holds
-`, overheadLock, d)
-	sc, err := scenarios.Parse("bench-harness-overhead.yaml", []byte(src))
+	sc, err := scenarios.New(scenarios.Scenario{
+		Name:        "bench-harness-overhead",
+		Description: "lockbench figure 2, one client looping with no hold and no think time",
+		LockSpec:    scenarios.LockSpec{Name: overheadLock}, Clients: 1, Seed: 1,
+		TTL: scenarios.Duration(10 * time.Second), Duration: scenarios.Duration(d),
+		Workload: scenarios.Workload{Timeout: scenarios.Duration(time.Second)},
+		Expect:   checker.Expect{MutualExclusion: "holds"},
+	})
 	if err != nil {
 		return 0, err
 	}

@@ -59,7 +59,8 @@ func soak(ctx context.Context, c config) (string, error) {
 		if err := json.Unmarshal(raw, &f); err != nil {
 			return "", fmt.Errorf("%s: %w", stored, err)
 		}
-		return soakText(f, fmt.Sprintf("Stored by `make soak` on %s (%s); not measured again in this run.", f.When.Format("2006-01-02 15:04 MST"), stored)), nil
+		return soakText(f, fmt.Sprintf("Stored by `make soak` on %s (%s); not measured again in this run.", f.When.Format("2006-01-02 "+
+			"15:04 MST"), stored)), nil
 	}
 	tmp, err := os.MkdirTemp("", "lockbench-soak-")
 	if err != nil {
@@ -154,7 +155,8 @@ func soak(ctx context.Context, c config) (string, error) {
 	if raw, err := json.MarshalIndent(f, "", "  "); err == nil {
 		_ = os.WriteFile(stored, append(raw, '\n'), 0o644)
 	}
-	return soakText(f, fmt.Sprintf("Measured in this run, started %s; stored in %s for later `make bench` runs.", f.When.Format("2006-01-02 15:04 MST"), stored)), nil
+	return soakText(f, fmt.Sprintf("Measured in this run, started %s; stored in %s for later `make bench` runs.", f.When.Format("2006-01-02 "+
+		"15:04 MST"), stored)), nil
 }
 
 func soakText(f soakFigures, when string) string {
@@ -164,7 +166,8 @@ func soakText(f soakFigures, when string) string {
 		"is not started again), then `lockcheck check` of its run folder. The controller's memory is its resident set (VmRSS from "+
 		"/proc) sampled every 10 s, and its peak (VmHWM, and getrusage at exit: the judging at the end included). "+
 		"Load average at the start: %s.\n\n", when, f.Duration, f.Scenario, f.Load)
-	b.WriteString("| events | history.jsonl | run (wall) | controller peak RSS | controller RSS over the run | `check` wall time | `check` peak RSS | report.html | exit |\n")
+	b.WriteString("| events | history.jsonl | run (wall) | controller peak RSS | controller RSS over the run | `check` wall time | `check` " +
+		"peak RSS | report.html | exit |\n")
 	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	var samples []string
 	if n := len(f.RSSSamples); n > 0 {

@@ -105,7 +105,8 @@ func suiteWallTime(ctx context.Context, c config) (string, error) {
 				secs(e.Elapsed), e.Action)
 		}
 	}
-	b.WriteString("\nPer package (test binary's own elapsed time, slowest first):\n\n| package | elapsed | result | slowest test |\n| --- | --- | --- | --- |\n")
+	b.WriteString("\nPer package (test binary's own elapsed time, slowest first):\n\n| package | elapsed | result | slowest test |\n| --- | " +
+		"--- | --- | --- |\n")
 	var names []string
 	for n := range pkgs {
 		names = append(names, n)
@@ -132,7 +133,8 @@ func suiteWallTime(ctx context.Context, c config) (string, error) {
 		}
 	}
 	if len(failures) > 0 {
-		fmt.Fprintf(&b, "\nFailed tests (timing-sensitive verdicts can wobble on a loaded machine; rerun before concluding): %s.\n", strings.Join(failures, ", "))
+		fmt.Fprintf(&b, "\nFailed tests (timing-sensitive verdicts can wobble on a loaded machine; rerun before concluding): "+
+			"%s.\n", strings.Join(failures, ", "))
 		if len(failedSubtests) > 0 {
 			fmt.Fprintf(&b, "Failed subtests: %s (messages in %s).\n", strings.Join(failedSubtests, ", "), filepath.Join(rawDir, "suite.jsonl"))
 		}

@@ -1,10 +1,9 @@
-//go:build mutants
-
 // Command lockmutants measures what the matrix catches: it runs the matrix's columns on each
 // mutant design (a shipped design with one realistic bug, locks/mutants.go) and on its original,
 // and prints, per mutant, the columns whose cell is worse for the mutant (matrix.Worse). Exit 1 if
-// a mutant is caught by no column, 2 if the harness failed. Built with the "mutants" tag (make
-// mutants), so the mutants never appear in lockcheck itself; the binary is its own worker.
+// a mutant is caught by no column, 2 if the harness failed. The mutants exist only in a binary
+// built with the "mutants" tag (make mutants), so they never appear in lockcheck itself; built
+// without it, the tool says so. The binary is its own worker.
 package main
 
 import (
@@ -25,8 +24,9 @@ import (
 
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/matrix"
+	_ "github.com/lockcheck/lockcheck/providers/all" // where servers may run
 	"github.com/lockcheck/lockcheck/runner"
-	_ "github.com/lockcheck/lockcheck/services/all" // the service kinds and providers
+	_ "github.com/lockcheck/lockcheck/services/all" // the service kinds
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -119,6 +119,9 @@ func main() {
 
 // pick selects the named mutants, or all; an unknown name is refused with the valid ones.
 func pick(all []locks.Mutant, only string) ([]locks.Mutant, error) {
+	if len(all) == 0 {
+		return nil, errors.New(`built without the mutants: build it with the "mutants" tag (make mutants does)`)
+	}
 	if only == "" {
 		return all, nil
 	}

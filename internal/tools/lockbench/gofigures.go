@@ -41,7 +41,8 @@ func lockCycles(_ context.Context, c config) (string, error) {
 		row += fmt.Sprintf(" %s |\n", busy.format(num))
 		b.WriteString(row)
 	}
-	b.WriteString("\nRaw round trips (BenchmarkRoundTrip; with 8 clients each has its own connection, and the rate is their sum):\n\n| round trip | 1 client: ops/s | 8 clients: ops/s |\n| --- | --- | --- |\n")
+	b.WriteString("\nRaw round trips (BenchmarkRoundTrip; with 8 clients each has its own connection, and the rate is their sum):\n\n| round " +
+		"trip | 1 client: ops/s | 8 clients: ops/s |\n| --- | --- | --- |\n")
 	for _, server := range []struct{ name, what string }{
 		{"redis", "Redis PING, lock node (libfaketime)"},
 		{"redis-nofaketime", "Redis PING, resource node (no libfaketime)"},
@@ -58,7 +59,8 @@ func lockCycles(_ context.Context, c config) (string, error) {
 		"the two measured interleaved, in slices of 50 ms in the order ABBA ABBA... (24 slices each per round), so that both see the same " +
 		"machine; measured one after the other, as in the table above, a ratio on this shared machine mostly measured its drift. " +
 		"Ratio = our cycles/s ÷ the library's, per round; above 1 means ours is faster. CPU is this process's (the clients') CPU per cycle.\n\n")
-	b.WriteString("| pair | 1 client: ratio | cycles/s ours / library | CPU per cycle ours / library | 8 clients: ratio | cycles/s ours / library | CPU per cycle ours / library | refused per cycle ours / library |\n")
+	b.WriteString("| pair | 1 client: ratio | cycles/s ours / library | CPU per cycle ours / library | 8 clients: ratio | cycles/s ours / " +
+		"library | CPU per cycle ours / library | refused per cycle ours / library |\n")
 	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	us := func(v float64) string { return num(v) + " µs" }
 	for _, p := range [][2]string{{"set-nx-px", "redislock"}, {"redlock", "redsync"}} { // locks/pair_bench_test.go's pairs
@@ -175,7 +177,8 @@ func startUp(_ context.Context, c config) (string, error) {
 		"./services/redis/", "./services/zookeeper/")
 	var b strings.Builder
 	fmt.Fprintf(&b, "## 6. Start-up\n\n")
-	fmt.Fprintf(&b, "Command: `%s` (services/redis/bench_test.go, services/zookeeper/bench_test.go), n = %d start-ups each%s.\n\n", set.command, c.startCount, rawNote(set))
+	fmt.Fprintf(&b, "Command: `%s` (services/redis/bench_test.go, services/zookeeper/bench_test.go), n = %d start-ups "+
+		"each%s.\n\n", set.command, c.startCount, rawNote(set))
 	b.WriteString("Time from nothing to a ready cluster (every Redis answers PING; every ZooKeeper server answers `srvr` " +
 		"and one leads), and the resident memory (VmRSS from /proc) of its server processes once ready.\n\n")
 	b.WriteString("| cluster | ready in | RSS, all servers | RSS per server |\n| --- | --- | --- | --- |\n")

@@ -48,7 +48,8 @@ func TestRowsPutEachOriginalOnceBeforeTheMutants(t *testing.T) {
 	if len(got) != len(originals)+len(all) || !slices.Equal(got[:len(originals)], originals) {
 		t.Errorf("rows %v", got)
 	}
-	if _, err := pick(all, "mutant-redlock-no-elapsed,mutant-nope"); err == nil || !strings.Contains(err.Error(), "valid mutants: mutant-redlock-no-elapsed") {
+	if _, err := pick(all, "mutant-redlock-no-elapsed,mutant-nope"); err == nil || !strings.Contains(err.Error(), "valid mutants: "+
+		"mutant-redlock-no-elapsed") {
 		t.Errorf("an unknown mutant must be refused with the valid names, got %v", err)
 	}
 }

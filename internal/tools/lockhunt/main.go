@@ -22,11 +22,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/proc"
 	"github.com/lockcheck/lockcheck/locks"
+	"github.com/lockcheck/lockcheck/nemesis"
+	_ "github.com/lockcheck/lockcheck/providers/all" // where servers may run
 	"github.com/lockcheck/lockcheck/runner"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/services"
+	_ "github.com/lockcheck/lockcheck/services/all" // the service kinds
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -161,37 +165,40 @@ func (c config) check() error {
 	return nil
 }
 
-// cellYAML is the scenario of one design × fault × mode: four clients on a short lease (or the
-// service's shortest), the workload of the random-pauses scenario, and a package of one fault
+// cellScenario is the scenario of one design × fault × mode: four clients on a short lease (or
+// the service's shortest), the workload of the random-pauses scenario, and a package of one fault
 // kind (clock steps up to ±5 TTLs, delays up to 2 TTLs). Random draws any client, every 1.5 TTLs
-// on average, for 0.5–2.5 TTLs (the shape of
-// scenarios/debate/k2-random-pauses-set-nx-px.yaml); hunt uses its defaults (every 2 TTLs,
-// 1.2–3 TTLs, aimed by the lock's state).
-func cellYAML(design, fault, mode string, seed int64, within time.Duration) (string, error) {
+// on average, for 0.5–2.5 TTLs (the shape of scenarios/debate/k2-random-pauses-set-nx-px.yaml);
+// hunt uses its defaults (every 2 TTLs, 1.2–3 TTLs, aimed by the lock's state).
+func cellScenario(design, fault, mode string, seed int64, within time.Duration) (*scenarios.Scenario, error) {
 	d, err := locks.Get(design)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	plan, err := services.MustPlan(services.Spec{Design: d})
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	ttl := max(400*time.Millisecond, plan.MinTTL)
-	extra := map[string]string{"clock": ", max_offset: 5ttl", "delay": ", max_latency: 2ttl"}[fault]
-	pkg := "{mode: hunt, faults: [" + fault + "]" + extra + "}"
+	pkg := &nemesis.Random{Mode: nemesis.ModeHunt, Faults: []string{fault}}
 	if mode == "random" {
-		pkg = "{faults: [" + fault + "], targets: [client-1, client-2, client-3, client-4], interval: 1.5ttl, min_for: 0.5ttl, max_for: 2.5ttl" + extra + "}"
+		pkg = &nemesis.Random{Faults: []string{fault}, Targets: []string{"client-1", "client-2", "client-3", "client-4"},
+			Interval: scenarios.TTLs(1.5), MinFor: scenarios.TTLs(0.5), MaxFor: scenarios.TTLs(2.5)}
 	}
-	return fmt.Sprintf(`name: hunt-%s-%s-%s
-lock: %s
-clients: 4
-ttl: %s
-duration: %s
-seed: %d
-workload: {hold: 50ms, think: 10ms, stagger: 50ms, acquire_timeout: 3s}
-nemesis:
-  - random: %s
-`, design, fault, mode, design, ttl, within, seed, pkg), nil
+	switch fault {
+	case history.Clock:
+		pkg.MaxOffset = scenarios.TTLs(5)
+	case history.Delay:
+		pkg.MaxLatency = scenarios.TTLs(2)
+	}
+	ms := func(n int) scenarios.Duration { return scenarios.Duration(time.Duration(n) * time.Millisecond) }
+	name := fmt.Sprintf("hunt-%s-%s-%s", design, fault, mode)
+	return scenarios.New(scenarios.Scenario{
+		Name: name, Path: name + ".yaml", Comment: "lockhunt: " + design + " × " + fault + ", " + mode,
+		LockSpec: scenarios.LockSpec{Name: design}, Clients: 4, Seed: seed,
+		TTL: scenarios.Duration(max(400*time.Millisecond, plan.MinTTL)), Duration: scenarios.Duration(within),
+		Workload: scenarios.Workload{Hold: ms(50), Think: ms(10), Stagger: ms(50), AcquireTimeout: ms(3000)},
+		Nemesis:  []scenarios.Entry{{Random: pkg}},
+	})
 }
 
 // cell is one design × fault × mode over the seeds.
@@ -238,11 +245,7 @@ func measure(ctx context.Context, c config) (string, error) {
 
 // runOnce runs one seed and returns the first double ownership's offset, if there was one.
 func runOnce(ctx context.Context, c config, exe, design, fault, mode string, seed int64) (time.Duration, bool, error) {
-	text, err := cellYAML(design, fault, mode, seed, c.within)
-	if err != nil {
-		return 0, false, err
-	}
-	sc, err := scenarios.Parse(fmt.Sprintf("hunt-%s-%s-%s.yaml", design, fault, mode), []byte(text))
+	sc, err := cellScenario(design, fault, mode, seed, c.within)
 	if err != nil {
 		return 0, false, err
 	}

@@ -1,14 +1,10 @@
-//go:build mutants
-
 package main
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/lockcheck/lockcheck/locks"
@@ -18,8 +14,8 @@ import (
 )
 
 // debateCatches runs each debate scenario whose lock is a mutant's original twice, as it is and
-// with the mutant in the original's place (the file's text with its lock: and name: lines
-// changed), and returns, per mutant, the scenarios where the mutant's run is worse (matrix.Worse
+// with the mutant in the original's place (its lock and name changed), and returns, per mutant, the
+// scenarios where the mutant's run is worse (matrix.Worse
 // on the two runs, classified as matrix cells are).
 func debateCatches(ctx context.Context, ms []locks.Mutant, dir string, o runner.Options, progress func(string)) (map[string][]Catch, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
@@ -29,34 +25,26 @@ func debateCatches(ctx context.Context, ms []locks.Mutant, dir string, o runner.
 	out := map[string][]Catch{}
 	originals := map[string]matrix.Cell{} // file -> the original's run
 	for _, f := range files {
-		src, err := os.ReadFile(f)
+		sc, err := scenarios.Load(f)
 		if err != nil {
 			return nil, err
 		}
 		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
 		for _, m := range ms {
-			lockLine := regexp.MustCompile(`(?m)^lock:\s*` + regexp.QuoteMeta(m.Original) + `\s*(#.*)?$`)
-			if !lockLine.Match(src) {
+			if sc.LockSpec.Name != m.Original {
 				continue
 			}
 			orig, ok := originals[f]
 			if !ok {
-				sc, err := scenarios.Load(f)
-				if err != nil {
-					return nil, err
-				}
 				orig = runOnce(ctx, sc, m.Original, name, o)
 				originals[f] = orig
 				progress(matrix.Describe(orig))
 			}
-			text := lockLine.ReplaceAll(src, []byte("lock: "+m.Design.Name))
-			mname := name + "--" + m.Design.Name
-			text = regexp.MustCompile(`(?m)^name:\s*`+regexp.QuoteMeta(name)+`\s*$`).ReplaceAll(text, []byte("name: "+mname))
-			sc, err := scenarios.Parse(filepath.Join(dir, mname+".yaml"), text)
+			msc, err := withMutant(sc, name, m)
 			if err != nil {
 				return nil, fmt.Errorf("%s with %s: %w", f, m.Design.Name, err)
 			}
-			mc := runOnce(ctx, sc, m.Design.Name, name, o)
+			mc := runOnce(ctx, msc, m.Design.Name, name, o)
 			progress(matrix.Describe(mc))
 			if ctx.Err() != nil {
 				return out, runner.ErrInterrupted
@@ -67,6 +55,14 @@ func debateCatches(ctx context.Context, ms []locks.Mutant, dir string, o runner.
 		}
 	}
 	return out, nil
+}
+
+// withMutant is a debate scenario (named name) with the mutant in its original's place.
+func withMutant(sc *scenarios.Scenario, name string, m locks.Mutant) (*scenarios.Scenario, error) {
+	c := *sc
+	c.Name, c.LockSpec = name+"--"+m.Design.Name, scenarios.LockSpec{Name: m.Design.Name}
+	c.Comment = fmt.Sprintf("%s with the mutant %s in place of %s (lockmutants)", sc.Path, m.Design.Name, m.Original)
+	return scenarios.New(c)
 }
 
 // runOnce runs a scenario and classifies it as a one-run matrix cell named after the scenario.

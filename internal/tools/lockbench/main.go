@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/internal/proc"
+	_ "github.com/lockcheck/lockcheck/providers/all" // where servers may run
+	_ "github.com/lockcheck/lockcheck/services/all"  // the service kinds
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
