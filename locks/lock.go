@@ -127,6 +127,10 @@ type Design struct {
 	// lock: a pub/sub message, a ZooKeeper watch); empty for a try-lock, whose attempt answers
 	// at once and whose waiting is the worker's retries after a backoff.
 	Blocking string
+	// VariantOf names the design this one is a variant of, when it exists to call a library the
+	// way a published bug's report did (an option, a misuse): lockcheck's track record runs it,
+	// and the default matrix leaves it out (name it with --locks to include it).
+	VariantOf string
 	// External: the design runs as a program of its own through the lock-client protocol
 	// (external.go), which does not follow Redis Sentinel.
 	External bool

@@ -301,7 +301,7 @@ func cellScenario(d locks.Design, f Fault, seed int64) (*scenarios.Scenario, str
 		Name:        cellName(d.Name, f.Name),
 		Description: fmt.Sprintf("%s under %s: %s", d.Name, f.Name, f.Summary),
 		Claims:      f.Claims,
-		LockSpec:    scenarios.LockSpec{Name: d.Name},
+		LockSpec:    lockSpec(d),
 		Nodes:       d.Nodes,
 		Clients:     cellClients,
 		TTL:         scenarios.Duration(c.ttl),
@@ -352,13 +352,39 @@ func Scenario(d locks.Design, fault string, seed int64) (*scenarios.Scenario, er
 	return sc, err
 }
 
+// Applies says why the named column does not apply to design d, or "" when it does, without
+// building the cell's scenario.
+func Applies(d locks.Design, fault string) (notApplicable string, err error) {
+	f, err := faultNamed(fault)
+	if err != nil {
+		return "", err
+	}
+	c, err := params(d)
+	if err != nil {
+		return "", err
+	}
+	_, na := f.entry(c)
+	return na, nil
+}
+
 // NotApplicable lists the columns that do not apply to design d, each with its reason.
 func NotApplicable(d locks.Design) []string {
 	var out []string
 	for _, f := range Faults {
-		if _, na, _ := cellScenario(d, f, 1); na != "" {
+		if na, _ := Applies(d, f.Name); na != "" {
 			out = append(out, f.Name+" ("+na+")")
 		}
 	}
 	return out
+}
+
+// lockSpec names the cell's design: by its registered name, or, for a design a program defines
+// (a design file, lockcheck init's template), by the program itself, so the cell's scenario
+// stands without a registry entry.
+func lockSpec(d locks.Design) scenarios.LockSpec {
+	if d.Program != nil {
+		p := *d.Program
+		return scenarios.LockSpec{Inline: &p}
+	}
+	return scenarios.LockSpec{Name: d.Name}
 }

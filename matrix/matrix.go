@@ -91,7 +91,7 @@ func Run(ctx context.Context, o Options) (*Matrix, error) {
 		return nil, err
 	}
 	if len(o.Locks) == 0 {
-		o.Locks = locks.Names()
+		o.Locks = DefaultLocks()
 	}
 	if err := prepare(o.Locks); err != nil {
 		return nil, err
@@ -203,4 +203,16 @@ func (m *Matrix) Gate(require Status) []Cell {
 // Describe is a one-line account of a cell for logs.
 func Describe(c Cell) string {
 	return fmt.Sprintf("%-16s %-20s %-28s %s", c.Lock, c.Fault, c.Label(), c.Detail)
+}
+
+// DefaultLocks are the designs a matrix runs when it is not told which: every registered design
+// but the variants that exist only to reproduce a published bug (locks.Design.VariantOf).
+func DefaultLocks() []string {
+	var out []string
+	for _, d := range locks.All() {
+		if d.VariantOf == "" {
+			out = append(out, d.Name)
+		}
+	}
+	return out
 }

@@ -54,6 +54,7 @@ type designRow struct {
 	WaitsBy       string   `json:"waits_by"` // how, in words
 	Token         string   `json:"fencing_token"`
 	Fair          bool     `json:"first_come_first_served"`
+	VariantOf     string   `json:"variant_of,omitempty"`
 	Source        string   `json:"source"`
 	Summary       string   `json:"summary"`
 	Protects      string   `json:"protects_against"`
@@ -67,7 +68,7 @@ func designRows(designs []locks.Design) []designRow {
 	var rows []designRow
 	for _, d := range designs {
 		rows = append(rows, designRow{Name: d.Name, Service: d.ServiceName(), Nodes: d.Nodes, Expires: d.Expires,
-			Waits: waitsWord(d), WaitsBy: d.WaitsBy(), Token: d.Token, Fair: d.Fair, Source: d.Source, Summary: d.Summary,
+			Waits: waitsWord(d), WaitsBy: d.WaitsBy(), Token: d.Token, Fair: d.Fair, VariantOf: d.VariantOf, Source: d.Source, Summary: d.Summary,
 			Protects: d.Protects, FailureModes: nonNil(d.FailureModes), Scenarios: nonNil(d.Scenarios),
 			Points: nonNil(d.Points), NotApplicable: nonNil(matrix.NotApplicable(d))})
 	}
@@ -137,6 +138,9 @@ func writeList(out io.Writer, rows []designRow, mode listMode) error {
 			field("fencing token", r.Token)
 			field("protects against", r.Protects)
 			field("waits", r.WaitsBy)
+			if r.VariantOf != "" {
+				field("variant of", r.VariantOf+", for a published bug's reproduction (left out of the default matrix)")
+			}
 			if r.Fair {
 				field("promises first come, first served", "an unfair overtake makes a run damaged")
 			}

@@ -195,7 +195,7 @@ func scenarioSet(d locks.Design, dir string, columnsOnly bool) ([]Column, []File
 	var columns []Column
 	var files []File
 	for _, f := range matrix.Faults {
-		text, na, err := matrix.ScenarioText(d, f.Name, 1)
+		na, err := matrix.Applies(d, f.Name)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -205,6 +205,10 @@ func scenarioSet(d locks.Design, dir string, columnsOnly bool) ([]Column, []File
 		columns = append(columns, Column{Fault: f.Name, Claims: strings.Join(f.Claims, ", "), Summary: f.Summary})
 		if columnsOnly {
 			continue
+		}
+		text, _, err := matrix.ScenarioText(d, f.Name, 1)
+		if err != nil {
+			return nil, nil, err
 		}
 		name := f.Name
 		if name == "none" {

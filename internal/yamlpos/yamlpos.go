@@ -13,9 +13,12 @@ import (
 // is written.
 type Index map[string]int
 
-// New indexes the fields of a parsed document.
+// New indexes the fields of a parsed document (none for nil: a scenario built in Go has no lines).
 func New(root *yaml.Node) Index {
 	idx := Index{}
+	if root == nil {
+		return idx
+	}
 	var walk func(n *yaml.Node, path string)
 	walk = func(n *yaml.Node, path string) {
 		switch n.Kind {
