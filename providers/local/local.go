@@ -54,6 +54,9 @@ func New(o providers.Options) (providers.Provider, error) {
 // Name is "local".
 func (p *Provider) Name() string { return Name }
 
+// RunsOnThisMachine: servers are processes here, so a server built into the user's cache runs.
+func (p *Provider) RunsOnThisMachine() bool { return true }
+
 type nopLogger struct{}
 
 func (nopLogger) Debug(string, ...any) {}
