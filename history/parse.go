@@ -473,6 +473,8 @@ func (p *parser) parseEvent(line []byte, e *Event, regs map[string]Register) (se
 			e.Error, err = p.nullableStr(e.Error)
 		case "seq":
 			e.Seq, err = p.nullableInt(e.Seq)
+		case "server":
+			e.Server, err = p.nullableStr(e.Server)
 		default:
 			// A key this decoder does not know is skipped, as encoding/json would; but one that
 			// differs from a field only in case is a misspelling, which encoding/json would
@@ -499,7 +501,7 @@ func (p *parser) parseEvent(line []byte, e *Event, regs map[string]Register) (se
 
 // eventFields are Event's JSON keys.
 var eventFields = []string{"t", "process", "type", "f", "op", "cs", "token", "registers", "role", "nodes",
-	"target", "as", "point", "pass", "duration", "offset", "rate", "latency", "error", "seq"}
+	"target", "as", "point", "pass", "duration", "offset", "rate", "latency", "error", "seq", "server"}
 
 const (
 	maxInt = int(^uint(0) >> 1)

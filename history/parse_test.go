@@ -16,7 +16,7 @@ func fullEvent() Event {
 	return Event{Time: 123456789, Process: "client-3", Type: OK, F: Write, Op: 7, CS: 3, Token: TokenOf(-42),
 		Registers: map[string]Register{"unfenced": {Value: 5, Status: Accepted}, "fenced-rw": {Value: -1, Status: Rejected}},
 		Role:      "write", Nodes: []string{"n1", "n2"}, Target: "n4", As: "holder", Point: "before-write", Pass: 2, Duration: 1500e6,
-		Offset: -2e9, Rate: 1.1, Latency: 300e6, Error: `i/o timeout "quoted" <b> é`, Seq: 99}
+		Offset: -2e9, Rate: 1.1, Latency: 300e6, Error: `i/o timeout "quoted" <b> é`, Seq: 99, Server: "etcd 3.4.3 (built from go.etcd.io/etcd@v0.0.0-x)"}
 }
 
 // The decoder must know every field of Event: a field added to Event and not to the decoder would

@@ -216,7 +216,7 @@ func execute(ctx context.Context, sc *scenarios.Scenario, dir string, o Options)
 			return fmt.Errorf("start clients: %w", err)
 		}
 	}
-	note(history.Start, history.Event{Duration: int64(sc.Duration.D())})
+	note(history.Start, history.Event{Duration: int64(sc.Duration.D()), Server: svc.service.Server()})
 	if err := nem.Start(sched); err != nil {
 		abandon()
 		return err
