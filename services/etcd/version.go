@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/lockcheck/lockcheck/internal/modbuild"
@@ -110,8 +111,8 @@ func (v serverVersion) program() modbuild.Program {
 		Folder: "etcd-" + v.Version, Check: v.checkBinary}
 }
 
-// memberFlags are the flags command passes to every member: a version whose --help lacks one is
-// refused when it is built, rather than failing at its first start.
+// memberFlags are the flags command passes to every member (a test holds the two together): a
+// version whose --help lacks one is refused before any member starts.
 var memberFlags = []string{"--name", "--data-dir", "--listen-client-urls", "--advertise-client-urls", "--listen-peer-urls",
 	"--initial-advertise-peer-urls", "--initial-cluster", "--initial-cluster-state", "--initial-cluster-token",
 	"--heartbeat-interval", "--election-timeout", "--logger", "--log-outputs"}
@@ -169,6 +170,11 @@ func serverBinary(ctx context.Context, version string, p providers.Provider) (st
 	})
 	if err != nil {
 		return "", v, fmt.Errorf("server.version %s: %w", v.Version, err)
+	}
+	// Again at each start (a few milliseconds): a binary built before the members took a new flag
+	// is refused here, not by a member that fails to start.
+	if err := v.checkBinary(ctx, bin); err != nil {
+		return "", v, fmt.Errorf("server.version %s: %w (remove %s to build it again)", v.Version, err, filepath.Dir(bin))
 	}
 	return bin, v, nil
 }
