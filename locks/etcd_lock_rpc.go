@@ -39,6 +39,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3lock/v3lockpb"
+	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -67,7 +68,7 @@ func init() {
 			"a holder granted a key that is already gone gets no token, so fencing cannot rescue its unfenced writes",
 		},
 		Scenarios: []string{"no-faults-etcd-lock-rpc", "track-record/lock-rpc-waiter-expires-3.4.3",
-			"track-record/lock-rpc-waiter-expires-3.4.23", "track-record/lock-rpc-waiter-expires-3.5.21"},
+			"track-record/lock-rpc-waiter-expires-3.4.23", "track-record/lock-rpc-waiter-expires-3.5.21", "jepsen/server-pauses-etcd"},
 		New: func(env Env) (Lock, error) { return newEtcdLockRPC(env) },
 	})
 }
@@ -79,6 +80,7 @@ type etcdLockRPC struct {
 	cli  *clientv3.Client
 	rpc  v3lockpb.LockClient
 	name string
+	log  *zap.Logger // the client library's logger: warnings go to the client's log
 
 	mu       sync.Mutex
 	sess     *concurrency.Session // the current lease, nil until the first attempt
@@ -94,12 +96,13 @@ func newEtcdLockRPC(env Env) (*etcdLockRPC, error) {
 	if len(env.Nodes) == 0 {
 		return nil, errors.New("etcd lock RPC: no endpoints")
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: env.Nodes, Logger: etcdLogger()})
+	log := etcdLogger()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: env.Nodes, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("etcd lock RPC: client: %w", err)
 	}
 	return &etcdLockRPC{env: env, ttl: int(env.TTL / time.Second), cli: cli, rpc: v3lockpb.NewLockClient(cli.ActiveConnection()),
-		name: etcdMutexPrefix(env.Key)}, nil
+		name: etcdMutexPrefix(env.Key), log: log}, nil
 }
 
 // rpcAttempt is what one attempt came to.
@@ -193,10 +196,16 @@ func (l *etcdLockRPC) try(ctx context.Context) rpcAttempt {
 	}
 	r := rpcAttempt{s: s, key: resp.Key}
 	// The token: the key's create revision. A failed read leaves the hold without one rather
-	// than undoing a lock the server granted.
+	// than undoing a lock the server granted; the client's log says which it was.
 	gctx, gcancel := context.WithTimeout(context.Background(), 4*l.env.Timeout)
 	defer gcancel()
-	if g, err := l.cli.Get(gctx, string(resp.Key)); err == nil && len(g.Kvs) == 1 {
+	g, err := l.cli.Get(gctx, string(resp.Key))
+	switch {
+	case err != nil:
+		l.log.Warn("lock granted; its key's create revision could not be read, so no token", zap.ByteString("key", resp.Key), zap.Error(err))
+	case len(g.Kvs) == 0:
+		l.log.Warn("lock granted on a key that no longer exists (its lease expired while Lock waited): no token", zap.ByteString("key", resp.Key))
+	default:
 		rev := g.Kvs[0].CreateRevision
 		r.token = &rev
 	}
