@@ -162,8 +162,8 @@ func serverBinary(ctx context.Context, version string, p providers.Provider) (st
 		return "etcd", v, nil
 	}
 	if !runsHere(p) {
-		return "", v, fmt.Errorf("server.version %s: the %s provider runs etcd %s from Debian's etcd-server (its own image or your cluster), "+
-			"not one built on this machine; version %s needs the local provider", v.Version, p.Name(), debianVersion, v.Version)
+		return "", v, fmt.Errorf("server.version %s: the %s provider cannot run an etcd built on this machine (docker runs its image's, "+
+			"Debian's etcd %s; external, your cluster's); version %s needs the local provider", v.Version, p.Name(), debianVersion, v.Version)
 	}
 	bin, err := modbuild.Ensure(ctx, v.program(), func(format string, a ...any) {
 		fmt.Fprintf(os.Stderr, "lockcheck: "+format+"\n", a...)
