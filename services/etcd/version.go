@@ -38,8 +38,9 @@ const debianVersion = "3.4.23"
 // module: the proxy refuses its v3.4.x+incompatible versions, and a 3.4 release is built from
 // the pseudo-version of its tagged commit (3.4.3 is commit 3cf2f69b5738 of 2019-10-23). From 3.5
 // on, the server is its own module, go.etcd.io/etcd/server/v3, whose main package is the server.
-// The proxy serves only some versions (3.4.23 and later 3.4 commits, 3.5.25 and 3.5.26, for
-// instance, it refuses): each one listed here was built and started on this project's machine.
+// The proxy serves only some versions (it refuses the commits of 3.4.23, 3.4.27 and 3.4.45, and
+// 3.5.25, 3.5.26 and 3.5.30, for instance); each one listed was built and started as a 3-member
+// cluster when it was added (TestEveryVersionStartsAndSaysWhatItIs).
 var serverVersions = []serverVersion{
 	{Version: debianVersion},
 	{Version: "3.4.3", Module: "go.etcd.io/etcd", ModVersion: "v0.0.0-20191023171146-3cf2f69b5738", Package: "go.etcd.io/etcd"},
