@@ -65,6 +65,7 @@ func (l *Log) Check(opts Options) Verdict {
 	v := Verdict{
 		RunStart:        b.start,
 		RunLength:       time.Duration(b.end - b.start),
+		Server:          l.server,
 		Events:          l.events,
 		MutualExclusion: l.mutualExclusion(tl.holds, b.start),
 		Registers:       l.checkRegisters(ops, opts.LinearizabilityTimeout),

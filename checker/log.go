@@ -26,6 +26,8 @@ type Log struct {
 
 	// What Check found, for Visualize: the piece of each register's history to draw.
 	pieces map[string]*piece
+
+	server string // what the lock servers ran (the start note's), "" when the service did not say
 }
 
 // rec is one event.
@@ -144,6 +146,10 @@ func (l *Log) add(e *history.Event) {
 		}
 	case history.Nemesis:
 		l.nemesis = append(l.nemesis, e.Clone())
+	case history.Controller:
+		if e.F == history.Start && e.Server != "" {
+			l.server = e.Server
+		}
 	}
 	r := rec{t: e.Time, op: e.Op, cs: e.CS, proc: l.id(e.Process), f: l.id(e.F), target: l.id(e.Target),
 		typ: typeCodes[e.Type], regs: int32(len(l.regs))}

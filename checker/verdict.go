@@ -38,6 +38,10 @@ type Verdict struct {
 	// for): a clean verdict on such a run is no evidence, and it fails any expect block.
 	Inconclusive string `json:"inconclusive,omitempty"`
 	Summary      string `json:"summary"`
+
+	// Server is what the lock servers ran, as the run's start note records it ("etcd 3.4.3 ...");
+	// empty when the service did not say.
+	Server string `json:"server,omitempty"`
 }
 
 // MutualExclusion lists the windows in which two clients both believed they held the lock.

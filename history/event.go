@@ -111,6 +111,9 @@ type Event struct {
 	Design string `json:"design,omitempty"`
 	// Seq is the resource's own sequence number for an Access: the order it applied them in.
 	Seq int64 `json:"seq,omitempty"`
+	// Server, on the run's start note, is what the lock servers run, as they report it, when the
+	// service says ("etcd 3.4.3 (built from go.etcd.io/etcd@...)").
+	Server string `json:"server,omitempty"`
 }
 
 // Register is one register's part in an access.

@@ -488,6 +488,8 @@ func (p *parser) parseEvent(line []byte, e *Event, regs map[string]Register) (se
 			e.Design, err = p.nullableStr(e.Design)
 		case "seq":
 			e.Seq, err = p.nullableInt(e.Seq)
+		case "server":
+			e.Server, err = p.nullableStr(e.Server)
 		default:
 			// A key this decoder does not know is skipped, as encoding/json would; but one that
 			// differs from a field only in case is a misspelling, which encoding/json would
@@ -555,7 +557,7 @@ func (p *parser) legacyObject() json.RawMessage {
 
 // eventFields are Event's JSON keys, and the legacyParams.
 var eventFields = []string{"t", "process", "type", "f", "op", "cs", "token", "registers", "role",
-	"target", "as", "point", "pass", "duration", "params", "error", "design", "seq", "nodes", "offset", "rate", "latency"}
+	"target", "as", "point", "pass", "duration", "params", "error", "design", "seq", "server", "nodes", "offset", "rate", "latency"}
 
 const (
 	maxInt = int(^uint(0) >> 1)

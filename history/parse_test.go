@@ -16,7 +16,8 @@ func fullEvent() Event {
 	return Event{Time: 123456789, Process: "client-3", Type: OK, F: Write, Op: 7, CS: 3, Token: TokenOf(-42),
 		Registers: map[string]Register{"unfenced": {Value: 5, Status: Accepted}, "fenced-rw": {Value: -1, Status: Rejected}},
 		Role:      "write", Params: json.RawMessage(`{"nodes":["n1","n2"],"offset":-2000000000,"rate":1.1}`), Target: "n4", As: "holder",
-		Point: "before-write", Pass: 2, Duration: 1500e6, Error: `i/o timeout "quoted" <b> é`, Design: "zk@v1.0.1", Seq: 99}
+		Point: "before-write", Pass: 2, Duration: 1500e6, Error: `i/o timeout "quoted" <b> é`, Design: "zk@v1.0.1", Seq: 99,
+		Server: "etcd 3.4.3 (built from go.etcd.io/etcd@v0.0.0-x)"}
 }
 
 // viaEncodingJSON reads a line as the decoder must: as encoding/json reads it into an Event, with

@@ -152,6 +152,13 @@ type Lasting interface {
 	Lasting() bool
 }
 
+// OnThisMachine is implemented by a provider whose servers are processes of this machine, run from
+// its own file system (local): the only kind that can run a server program built here (a server
+// version built into the user's cache), as opposed to an image's or a user's cluster's.
+type OnThisMachine interface {
+	RunsOnThisMachine() bool
+}
+
 // ErrNoClock is returned by SetClock on a node whose clock cannot be set.
 var ErrNoClock = errors.New("this node's clock cannot be set")
 

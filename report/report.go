@@ -145,6 +145,9 @@ func pageData(r *run) (*pageFields, error) {
 		if sc.Nodes != 1 {
 			nodes += "s"
 		}
+		if v.Server != "" {
+			nodes += ": " + v.Server
+		}
 		d.HasScenario, d.Name, d.Lock, d.Nodes = true, sc.Name, sc.LockDescription(), nodes
 		d.TTL, d.Duration = ttlText(sc.TTL.D()), sc.Duration.D().String()
 		d.Claims, d.Description = strings.Join(sc.Claims, ", "), sc.Description

@@ -218,7 +218,7 @@ func (r *run) startClients(ctx context.Context) error {
 // scenario's length, or until the history shows an overlap (StopAfterOverlap), the run is
 // interrupted or a client's lock breaks.
 func (r *run) runClients(ctx context.Context) error {
-	r.note(history.Start, history.Event{Duration: int64(r.sc.Duration.D())})
+	r.note(history.Start, history.Event{Duration: int64(r.sc.Duration.D()), Server: r.svc.service.Server()})
 	for _, c := range r.sc.ClientNames() { // which design each client runs (client_locks)
 		r.note(history.ClientDesign, history.Event{Target: c, Design: r.sc.LockOf(c)})
 	}

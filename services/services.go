@@ -103,6 +103,12 @@ type Instance interface {
 	Stop() error
 }
 
+// Versioned is implemented by an Instance that knows which server program and version its
+// servers run, as they report it ("etcd 3.4.23"): the run records it.
+type Versioned interface {
+	Server() string
+}
+
 var (
 	regMu sync.Mutex
 	kinds = map[string]Kind{}

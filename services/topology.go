@@ -128,6 +128,14 @@ func refused(p providers.Provider, uses []nemesis.Use) error {
 	return nil
 }
 
+// Server is what the servers run, as the service reports it (Versioned), or "".
+func (t *Topology) Server() string {
+	if v, ok := t.Instance.(Versioned); ok {
+		return v.Server()
+	}
+	return ""
+}
+
 // Cleaner is implemented by an Instance that can remove from its servers what a run wrote under
 // key (the lock's key and the names derived from it).
 type Cleaner interface {

@@ -190,6 +190,9 @@ func report(w io.Writer, res *runner.Result, i, count int) {
 			fmt.Fprintf(w, "  %s: expected %s, got %s\n", m.Field, m.Want, m.Got)
 		}
 	}
+	if res.Verdict.Server != "" {
+		fmt.Fprintf(w, "%sservers ran %s\n", prefix, res.Verdict.Server)
+	}
 	fmt.Fprintf(w, "%srun folder: %s\n", prefix, res.Dir)
 }
 

@@ -57,6 +57,9 @@ func (p *Provider) Name() string { return Name }
 // Sample is a node of the type this provider starts (providers.Sampler).
 func (p *Provider) Sample() providers.Node { return (*node)(nil) }
 
+// RunsOnThisMachine: servers are processes here, so a server built into the user's cache runs.
+func (p *Provider) RunsOnThisMachine() bool { return true }
+
 type nopLogger struct{}
 
 func (nopLogger) Debug(string, ...any) {}

@@ -31,6 +31,11 @@ type Cluster struct {
 	members  map[string]providers.Node
 	settings Settings
 	doors    *doorways
+	binary   string        // the etcd program members run: "etcd" on PATH, or a version built in the cache
+	version  serverVersion // the version asked for (Debian's when the scenario names none)
+	// askedDebian: the scenario named Debian's version, so the members must report it.
+	askedDebian bool
+	server      string // what the members run, as they report it: the run's record
 
 	mu  sync.Mutex
 	ids map[string]uint64 // member ids, learnt once the cluster is up
@@ -48,10 +53,18 @@ func (Kind) Start(ctx context.Context, p *services.Plan, env services.Env) (serv
 // StartCluster starts members named names on p. It returns once every member serves
 // linearizable reads and, for a cluster, the first member leads: lockcheck hands leadership to
 // it, so that a scenario knows which member leads when it starts (n1) and can isolate it.
+//
+// A version built from the module proxy is built first, once (minutes), outside the start's
+// timeout and before any member starts.
 func StartCluster(ctx context.Context, p providers.Provider, names []string, set Settings) (*Cluster, error) {
+	bin, v, err := serverBinary(ctx, set.Version, p)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, clusterTimeout)
 	defer cancel()
-	c := &Cluster{names: names, members: map[string]providers.Node{}, settings: set, doors: newDoorways(), ids: map[string]uint64{}}
+	c := &Cluster{names: names, members: map[string]providers.Node{}, settings: set, doors: newDoorways(), ids: map[string]uint64{},
+		binary: bin, version: v, askedDebian: set.Version != "" && !v.built()}
 	c.Ensemble = services.Ensemble{Members: names, Nodes: c.members, Port: ClientPort, LeaderRole: Leader, FindLeader: c.Leader, Restart: c.restart}
 	for _, name := range names {
 		if err := p.Add(c.spec(name)); err != nil {
@@ -72,9 +85,12 @@ func StartCluster(ctx context.Context, p providers.Provider, names []string, set
 		})
 	}
 	wg.Wait()
-	err := errors.Join(errs...)
+	err = errors.Join(errs...)
 	if err == nil {
 		err = c.waitCluster(ctx)
+	}
+	if err == nil {
+		c.server, err = c.checkVersions(ctx)
 	}
 	if err == nil && len(names) > 1 {
 		err = c.handLeadership(ctx, names[0])
@@ -93,7 +109,7 @@ func (c *Cluster) spec(name string) providers.NodeSpec {
 		Image:   "etcd",
 		Ports:   []providers.Port{{Name: ClientPort, Number: 2379}, {Name: PeerPort, Number: 2380}},
 		LogFile: "etcd.log",
-		Needs:   needs(),
+		Needs:   needs(c.version.built()),
 		Command: func(pl providers.Placement) ([]string, error) { return c.command(name, pl) },
 		Ready: func(ctx context.Context, n providers.Node) error {
 			return version(ctx, n.Addr(ClientPort))
@@ -140,7 +156,7 @@ func (c *Cluster) command(name string, pl providers.Placement) ([]string, error)
 		return "http://" + net.JoinHostPort(pl.Host, strconv.Itoa(pl.Ports[port]))
 	}
 	return []string{
-		"env", "-C", workDir, "etcd",
+		"env", "-C", workDir, c.binary,
 		"--name", name,
 		"--data-dir", pl.Dir + "/data",
 		"--listen-client-urls", listen(ClientPort),
@@ -188,6 +204,10 @@ func (c *Cluster) peerURLs(name string, pl providers.Placement) (map[string]stri
 	}
 	return urls, doors, nil
 }
+
+// Server says which etcd the members run, as they report it ("etcd 3.4.23"; a version built from
+// the module proxy names its module and version): the run records it.
+func (c *Cluster) Server() string { return c.server }
 
 // Member returns the member named name, or nil.
 func (c *Cluster) Member(name string) providers.Node { return c.members[name] }

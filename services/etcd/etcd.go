@@ -61,6 +61,9 @@ type Settings struct {
 	// Heartbeat is how often a leader tells followers it is alive (--heartbeat-interval, default
 	// 100ms, whole milliseconds).
 	Heartbeat yamltime.Duration `yaml:"heartbeat"`
+	// Version is the etcd version members run (version.go): "" for the etcd on PATH (Debian's
+	// etcd-server), else one lockcheck builds from the Go module proxy ("3.4.3", "3.5.21").
+	Version string `yaml:"version"`
 }
 
 // MinLeaseTTL is the shortest lease etcd grants with these timings: 1.5 election timeouts,
@@ -82,6 +85,7 @@ func (Kind) Plan(s services.Spec, bad services.Report) *services.Plan {
 	set := Settings{ElectionTimeout: yamltime.Duration(DefaultElectionTimeout), Heartbeat: yamltime.Duration(DefaultHeartbeat)}
 	services.DecodeServer(s, &set, bad)
 	set = checkTimings(set, bad)
+	checkVersion(set.Version, bad)
 	if s.Nodes < 1 || s.Nodes > maxMembers {
 		bad("nodes", "an etcd cluster has 1..%d members, got %d", maxMembers, s.Nodes)
 		return nil
@@ -139,15 +143,17 @@ func checkTimings(set Settings, bad services.Report) Settings {
 		ok = false
 	}
 	if !ok {
-		return Settings{ElectionTimeout: yamltime.Duration(DefaultElectionTimeout), Heartbeat: yamltime.Duration(DefaultHeartbeat)}
+		return Settings{ElectionTimeout: yamltime.Duration(DefaultElectionTimeout), Heartbeat: yamltime.Duration(DefaultHeartbeat), Version: set.Version}
 	}
 	return set
 }
 
-// needs is what a member needs on a machine that runs it directly.
-func needs() []providers.Need {
-	return []providers.Need{
-		{Path: "etcd", Package: "etcd-server"},
-		{Path: "env", Package: "coreutils"}, // env -C: the member's working folder holds its doorways
+// needs is what a member needs on a machine that runs it directly: Debian's etcd, unless it runs
+// a version built into the cache (which exists by then).
+func needs(builtVersion bool) []providers.Need {
+	out := []providers.Need{{Path: "env", Package: "coreutils"}} // env -C: the member's working folder holds its doorways
+	if !builtVersion {
+		out = append(out, providers.Need{Path: "etcd", Package: "etcd-server"})
 	}
+	return out
 }

@@ -67,7 +67,7 @@ func TestSettingsAreChecked(t *testing.T) {
 		{"election timeout under 5 heartbeats", base + "  heartbeat: 300ms\n",
 			[]string{"x.yaml:8: server.election_timeout:", "at least 5 heartbeats"}},
 		{"unknown setting", strings.Replace(base, "election_timeout", "election", 1),
-			[]string{"x.yaml:8: server.election:", "the etcd service takes: election_timeout, heartbeat"}},
+			[]string{"x.yaml:8: server.election:", "the etcd service takes: election_timeout, heartbeat, version"}},
 		{"too many members", strings.Replace(base, "nodes: 3", "nodes: 9", 1),
 			[]string{"x.yaml:3: nodes:", "1..7 members"}},
 		{"redis settings", strings.Replace(base, "clients: 2", "clients: 2\npersistence: aof-always", 1),
