@@ -40,13 +40,16 @@ package locks
 // take the lock, while the holder goes on (K2). The unchecked holder never notices and writes; the
 // checked one notices only when the client library has closed Done — up to a second after its own
 // deadline (the library looks once a second), or when a keep-alive answer says the lease is gone —
-// and a pause between its check and its write (K3) is not caught at all. Fencing by create
+// and a pause between its check and its write (K3) is not caught at all. A keep-alive answer that
+// arrived while the client was frozen is read on waking and taken for a renewal: Done then stays
+// open until the next keep-alive, about a second (debate/k2-etcd-new-session). Fencing by create
 // revision rescues both.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -54,6 +57,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // Etcd is the lock service the etcd designs run on (package services/etcd).
@@ -274,10 +279,28 @@ func (l *etcdLock) session() (*concurrency.Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	go etcdTraceSession(l.cli, s)
 	l.mu.Lock()
 	l.sess = s
 	l.mu.Unlock()
 	return s, nil
+}
+
+// etcdTraceSession writes to the client's log each keep-alive answer the library takes for the
+// session's lease, and the moment it closes Done, with CLOCK_MONOTONIC times comparable to the
+// history's: when the library notices a lease is gone (or takes a late answer for a renewal) is
+// what decides whether a holder that checks Done stops in time, and no history event shows it.
+// It listens beside the session (the library hands every answer to each listener of the lease).
+func etcdTraceSession(cli *clientv3.Client, s *concurrency.Session) {
+	answers, err := cli.KeepAlive(context.Background(), s.Lease())
+	if err != nil {
+		return
+	}
+	for a := range answers {
+		fmt.Fprintf(os.Stderr, "etcd session %x: keep-alive answer, TTL %d s (t=%d)\n", int64(s.Lease()), a.TTL, history.Now())
+	}
+	<-s.Done()
+	fmt.Fprintf(os.Stderr, "etcd session %x: Done closed (t=%d)\n", int64(s.Lease()), history.Now())
 }
 
 func etcdSessionEnded(s *concurrency.Session) bool {
