@@ -411,13 +411,19 @@ func (l *etcdLock) Close() error {
 	l.mu.Lock()
 	s := l.sess
 	l.mu.Unlock()
+	return etcdClose(l.cli, s, 4*l.env.Timeout)
+}
+
+// etcdClose closes a client, revoking its session's lease first (when it has one) so that its
+// key goes at once rather than a TTL later; the session stops keeping the lease alive.
+func etcdClose(cli *clientv3.Client, s *concurrency.Session, timeout time.Duration) error {
 	if s != nil {
 		s.Orphan()
-		ctx, cancel := context.WithTimeout(context.Background(), 4*l.env.Timeout)
-		_, _ = l.cli.Revoke(ctx, s.Lease())
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		_, _ = cli.Revoke(ctx, s.Lease())
 		cancel()
 	}
-	return l.cli.Close()
+	return cli.Close()
 }
 
 // etcdChecked is the careful user's lock: valid while the session lives.

@@ -308,11 +308,5 @@ func (l *etcdLockRPC) Close() error {
 	l.mu.Lock()
 	s := l.sess
 	l.mu.Unlock()
-	if s != nil {
-		s.Orphan()
-		ctx, cancel := context.WithTimeout(context.Background(), 4*l.env.Timeout)
-		_, _ = l.cli.Revoke(ctx, s.Lease())
-		cancel()
-	}
-	return l.cli.Close()
+	return etcdClose(l.cli, s, 4*l.env.Timeout)
 }
