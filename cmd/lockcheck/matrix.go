@@ -122,6 +122,8 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 	f.StringSliceVar(&o.Faults, "faults", nil, "columns: faults (default: all)")
 	f.IntVar(&o.Count, "count", 1, "runs per cell; a cell shows its most frequent status and how many runs agreed")
 	f.Int64Var(&o.Seed, "seed", 1, "seed of every cell's scenario")
+	f.IntVar(&o.Parallel, "parallel", defaultMatrixParallel,
+		"runs side by side (each has its own servers, ports and run folder); 1 runs one cell after another")
 	f.StringVar(&resultsDir, "results", "results", "folder for run folders and the matrix folder")
 	f.StringVar(&junitFile, "junit", "", "also write JUnit XML here: one test case per cell")
 	f.StringVar(&require, "require", "", "gate: every cell must have this status or a better one: "+checker.OutcomeNames()+" (exit 1 otherwise)")
@@ -131,6 +133,9 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 	f.StringVar(&baselineLock, "baseline-lock", "", "gate: exit 1 if a cell of another row got worse than this lock's cell under the same fault")
 	return cmd
 }
+
+// defaultMatrixParallel is --parallel's default, chosen by measurement on 2 cores (docs/MATRIX.md).
+const defaultMatrixParallel = 2
 
 func parseRequire(require string) (matrix.Status, error) { return matrix.ParseRequire(require) }
 
