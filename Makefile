@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/lockcheck
 PKGS    := ./...
 
-.PHONY: all deps build run test tidy-check flakes vet repeat debate debate-repeat debate-repeat-docker jepsen-etcd matrix mutants bench hunt-bench soak byol track-record images clean
+.PHONY: all deps build run test test-pure test-packages tidy-check flakes vet repeat debate debate-repeat debate-repeat-docker jepsen-etcd matrix mutants bench hunt-bench soak byol track-record images clean
 
 # Whether a Docker daemon answers: then `make test` builds the docker provider's images and its
 # tests must run (LOCKCHECK_REQUIRE_DOCKER=1); without one they say so in one line each.
@@ -30,16 +30,38 @@ run:
 	$(GO) build -o $(BIN) ./cmd/lockcheck
 	./$(BIN) run scenarios/debate/k2-set-nx-px.yaml
 
-# -p 1: packages one at a time. Scenario verdicts and lock tests depend on real timing (TTLs of a
-# few hundred ms); running them side by side on 2 cores only adds scheduling noise.
-test: deps tidy-check $(if $(DOCKER_OK),images)
+# Two parts. First, side by side (make -j2): the pure packages' tests (no servers, no timing that
+# load can upset: checkers, parsers, docs) two packages at a time, with go vet, beside the
+# docker provider's image build (mostly downloads and unpacking). Then the packages that start
+# real servers, one package at a time (-p 1): scenario verdicts and lock tests depend on real
+# timing (TTLs of a few hundred ms), and on 2 cores running them side by side only adds
+# scheduling noise (the runner package runs two scenarios at a time itself). A package not
+# listed in PURE_PKGS counts as one with real servers.
+PURE_PKGS := ./checker ./clock ./debate ./history ./internal/doclinks ./internal/forward ./internal/modbuild \
+	./internal/portlock ./internal/redisopt ./internal/rundir ./internal/shard ./internal/tools/flakes \
+	./internal/tools/lockhunt ./internal/tools/lockmutants ./internal/yamltime ./junit ./providers/docker/images \
+	./providers/faketime ./proxies ./scenarios ./services
+MODULE    := github.com/lockcheck/lockcheck
+REAL_PKGS  = $(filter-out $(PURE_PKGS:./%=$(MODULE)/%),$(shell $(GO) list $(PKGS)))
+
+test: deps tidy-check
+	@$(MAKE) --no-print-directory -j2 -Otarget test-pure $(if $(DOCKER_OK),images)
+	$(if $(DOCKER_OK),LOCKCHECK_REQUIRE_DOCKER=1) $(GO) test -p 1 -count=1 -timeout 15m $(REAL_PKGS)
+
+# The two lists, one a line (make bench times the parts of make test with them).
+test-packages:
+	@echo $(PURE_PKGS)
+	@echo $(REAL_PKGS)
+
+# The first part of make test alone: vet, the mutants' build and the pure packages' tests.
+test-pure:
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags mutants ./locks ./internal/tools/lockmutants
 	$(GO) test -tags mutants -count=1 ./internal/tools/lockmutants
-	$(if $(DOCKER_OK),LOCKCHECK_REQUIRE_DOCKER=1) $(GO) test -p 1 -count=1 -timeout 15m $(PKGS)
+	$(GO) test -p 2 -count=1 $(PURE_PKGS)
 
 # The docker provider's container images, built from Debian's packages on this machine (no
-# registry needed); only what is missing is built (~4 minutes the first time, then seconds).
+# registry needed); only what is missing is built (a few minutes the first time, then seconds).
 images: deps build
 	./$(BIN) images
 
