@@ -40,8 +40,11 @@ RESULTS/matrix/<time>/ (RESULTS/matrix/latest points at the newest). Each cell s
   unsafe        the lock failed and nothing the design offers kept the data correct ("no token"
                 when the design has none); a lock that fails with no fault at all (the none
                 column) is unsafe even when fencing kept the data;
-and outside that order n/a (the fault does not apply) and error (the harness failed). The full
-grid takes about 15 minutes on 2 cores.
+and outside that order n/a (the fault does not apply) and error (the harness failed).
+
+Cells run --parallel at a time (each run has its own servers, ports and run folder; a run mostly
+waits, so on 2 cores two at a time take about half as long as one at a time, with the same
+cells); --parallel 1 runs one after another, the quiet condition.
 
 As a CI gate: --require S fails (exit 1) unless every cell has status S or a better one in the
 order above: --require safe passes only safe cells, --require damaged safe and damaged ones,

@@ -194,7 +194,8 @@ type Builder struct {
 	// that a benchmark can time a build from scratch without touching them (and Remove them after).
 	Salt string
 
-	mu sync.Mutex // one build at a time: concurrent builds of the same image would only race
+	mu   sync.Mutex             // guards refs
+	refs map[string]*sync.Mutex // one lock per image ref
 }
 
 // NewBuilder returns a builder using cli.
@@ -232,19 +233,14 @@ func (b *Builder) Ensure(ctx context.Context, name string) (string, []Built, err
 	if err != nil {
 		return "", nil, err
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	// One builder of each image at a time (two would only race); images of different server
+	// types build side by side once their layers are there.
+	unlock := b.lock(ref)
+	defer unlock()
 	if ok, err := b.Exists(ctx, ref); err != nil || ok {
 		return ref, []Built{{Ref: ref}}, err
 	}
-	var done []Built
-	base, err := b.ensureBase(ctx)
-	if err != nil {
-		return "", nil, err
-	}
-	done = append(done, base)
-	servers, err := b.ensureServers(ctx)
-	done = append(done, servers)
+	done, err := b.ensureLayers(ctx)
 	if err != nil {
 		return "", done, err
 	}
@@ -262,23 +258,59 @@ func (b *Builder) Ensure(ctx context.Context, name string) (string, []Built, err
 	return ref, done, nil
 }
 
-// EnsureAll ensures every server type's image.
+// lock takes the lock of image ref and returns its release.
+func (b *Builder) lock(ref string) func() {
+	b.mu.Lock()
+	if b.refs == nil {
+		b.refs = map[string]*sync.Mutex{}
+	}
+	m := b.refs[ref]
+	if m == nil {
+		m = &sync.Mutex{}
+		b.refs[ref] = m
+	}
+	b.mu.Unlock()
+	m.Lock()
+	return m.Unlock
+}
+
+// ensureLayers ensures the base and the servers layer, which every server type's image is FROM.
+func (b *Builder) ensureLayers(ctx context.Context) ([]Built, error) {
+	unlock := b.lock(serversRef(b.Salt))
+	defer unlock()
+	base, err := b.ensureBase(ctx)
+	if err != nil {
+		return nil, err
+	}
+	servers, err := b.ensureServers(ctx)
+	return []Built{base, servers}, err
+}
+
+// EnsureAll ensures every server type's image: the layers first, then the images side by side
+// (each is a few seconds of the daemon's own work on the shared layer).
 func (b *Builder) EnsureAll(ctx context.Context) ([]Built, error) {
+	names := Names()
+	results := make([][]Built, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() { _, results[i], errs[i] = b.Ensure(ctx, name) })
+	}
+	wg.Wait()
 	var out []Built
-	seen := map[string]bool{}
-	for _, name := range Names() {
-		_, done, err := b.Ensure(ctx, name)
+	for _, done := range results {
 		for _, d := range done {
-			if !seen[d.Ref] {
-				seen[d.Ref] = true
-				out = append(out, d)
+			// Every image lists the layers; the one that built them says so.
+			if i := slices.IndexFunc(out, func(o Built) bool { return o.Ref == d.Ref }); i >= 0 {
+				if d.Built {
+					out[i] = d
+				}
+				continue
 			}
-		}
-		if err != nil {
-			return out, err
+			out = append(out, d)
 		}
 	}
-	return out, nil
+	return out, errors.Join(errs...)
 }
 
 // Remove removes the images refs (what a salted build made); an image already gone is no error.
