@@ -149,7 +149,8 @@ track-record: deps build
 	done; exit $$fail
 
 # Every lock under every column: the generic faults and the columns derived from what each design
-# claims (~30 minutes); writes results/matrix/latest/matrix.{md,json,html}.
+# claims, two runs side by side (~15 minutes; --parallel 1: ~30); writes
+# results/matrix/latest/matrix.{md,json,html}.
 matrix: deps build
 	./$(BIN) matrix
 
@@ -162,11 +163,13 @@ mutants: deps
 	$(GO) build -tags mutants -o bin/lockmutants ./internal/tools/lockmutants
 	./bin/lockmutants $(MUTANTSFLAGS)
 
-# Benchmarks: every figure printed and written to results/BENCH.md, in about 16 minutes on 2 cores
+# Benchmarks: every figure printed and written to results/BENCH.md, in about 25 minutes on 2 cores
 # (the test suite, which it times, is 10 of them); figure 7 is `lockcheck check` end to end on
 # million-event histories, with peak RSS; figure 9 is random versus hunt (make hunt-bench: all of
-# it); figure 10 is the score of the last make mutants (results/MUTANTS.json). BENCHFLAGS passes options to
-# bin/lockbench, e.g. BENCHFLAGS=--quick (rough figures in a few minutes) or --skip=5.
+# it); figure 10 is the score of the last make mutants (results/MUTANTS.json); figure 11 is time to
+# verdict (make run's parts from empty Go caches, the images from scratch, a part of the matrix at
+# --parallel 1 and 2). BENCHFLAGS passes options to bin/lockbench, e.g. BENCHFLAGS=--quick (rough
+# figures in a few minutes) or --skip=5.
 bench: deps
 	$(GO) build -o bin/lockbench ./internal/tools/lockbench
 	./bin/lockbench $(BENCHFLAGS)

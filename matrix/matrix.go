@@ -195,7 +195,7 @@ func Run(ctx context.Context, o Options) (*Matrix, error) {
 	wg.Wait()
 	// An interrupted grid keeps the cells with every run done, and a cell cut short with the
 	// runs it finished; cells not reached are absent.
-	m.Interrupted = ctx.Err() != nil
+	m.Interrupted = done < len(cells)
 	for _, p := range cells {
 		switch {
 		case p.done:
