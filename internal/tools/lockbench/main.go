@@ -113,6 +113,11 @@ func run() int {
 			fmt.Fprintln(os.Stderr, "lockbench:", err)
 			return 2
 		}
+		// Servers that run as their own user (PostgreSQL as postgres) must pass through it.
+		if err := os.Chmod(dir, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, "lockbench:", err)
+			return 2
+		}
 		c.results = dir
 		if !c.keep {
 			defer os.RemoveAll(dir)
