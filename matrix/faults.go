@@ -105,7 +105,7 @@ var Faults = []Fault{
 		entry: func(c cellParams) (cellSpec, string) {
 			return faults(nemesis.Fault{Kind: history.Delay, Target: firstClient,
 				Params: nemesis.DelayParams{Nodes: []string{"resource"}, Latency: scenarios.Duration(c.pause * 3 / 4)},
-				Point: workloads.BeforeWrite, Occurrence: 1, For: scenarios.Duration(c.pause)}), ""
+				Point:  workloads.BeforeWrite, Occurrence: 1, For: scenarios.Duration(c.pause)}), ""
 		}},
 	{Name: "partition-holder", Summary: "the holder is cut off from every lock node right after acquiring, for longer than the lease",
 		Claims: []string{"K2", "K11"},

@@ -7,11 +7,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/lockcheck/lockcheck/internal/shard"
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/runner"
+	"github.com/lockcheck/lockcheck/scenarios"
 )
 
 // Options choose the grid and how to run it.
@@ -22,8 +24,11 @@ type Options struct {
 	Seed   int64    // scenario seed (default 1)
 	// Shard, when set, runs only the cells of one part of the grid (see CellKey), for a CI job
 	// matrix; Merge puts the parts back together.
-	Shard  shard.Shard
-	Runner runner.Options
+	Shard shard.Shard
+	// Parallel is how many runs go side by side (default 1: one after another). Each run has its
+	// own servers, ports and folder, so runs side by side share only the machine.
+	Parallel int
+	Runner   runner.Options
 	// OnCell is told about each cell as soon as it is done (progress output).
 	OnCell func(done, total int, c Cell)
 }
@@ -40,6 +45,7 @@ type Matrix struct {
 
 	// How the grid was run: Merge refuses to combine shards that differ in these.
 	Count      int    `json:"count,omitempty"`
+	Parallel   int    `json:"parallel,omitempty"` // runs side by side (not a Merge condition)
 	Seed       int64  `json:"seed,omitempty"`
 	ResultsDir string `json:"results_dir,omitempty"` // the run folders' root, as given (see Merge)
 	// Shard is set when only one part of the grid was run: the cells of the others are absent.
@@ -84,8 +90,9 @@ func (o Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Run runs every cell, one after another (cells run side by side would disturb each other's
-// timing on a small machine). A harness failure in one cell marks that cell Error and goes on.
+// Run runs every cell, Parallel runs at a time (the runs of a cell are separate jobs, so a
+// cell's --count runs may go side by side too); cells come back in grid order, row by row,
+// whatever order they end in. A harness failure in one cell marks that cell Error and goes on.
 func Run(ctx context.Context, o Options) (*Matrix, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -105,7 +112,11 @@ func Run(ctx context.Context, o Options) (*Matrix, error) {
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
-	m := &Matrix{Started: time.Now(), Locks: o.Locks, Faults: o.Faults, Count: o.Count, Seed: o.Seed, ResultsDir: o.Runner.ResultsDir}
+	if o.Parallel < 1 {
+		o.Parallel = 1
+	}
+	m := &Matrix{Started: time.Now(), Locks: o.Locks, Faults: o.Faults, Count: o.Count, Parallel: o.Parallel,
+		Seed: o.Seed, ResultsDir: o.Runner.ResultsDir}
 	if m.ResultsDir == "" {
 		m.ResultsDir = "results" // the runner's default
 	}
@@ -113,35 +124,164 @@ func Run(ctx context.Context, o Options) (*Matrix, error) {
 		s := o.Shard
 		m.Shard = &s
 	}
-	total := 0
-	for _, lock := range o.Locks {
-		for _, fault := range o.Faults {
-			if o.Shard.Has(CellKey(lock, fault)) {
-				total++
-			}
-		}
+	// Every cell of this shard, in grid order; n/a cells and cells whose scenario cannot be made
+	// are decided at once, the others become Count jobs each.
+	var cells []*pending
+	type job struct {
+		cell *pending
+		i    int
 	}
+	var jobs []job
 	for _, lock := range o.Locks {
 		d, _ := locks.Get(lock)
 		for _, fault := range o.Faults {
 			if !o.Shard.Has(CellKey(lock, fault)) {
 				continue
 			}
-			if ctx.Err() != nil {
-				m.Interrupted = true
-				m.Wall = time.Since(m.Started)
-				return m, nil
-			}
 			f, _ := faultNamed(fault)
-			c := runCell(ctx, d, f, o)
-			m.Cells = append(m.Cells, c)
-			if o.OnCell != nil {
-				o.OnCell(len(m.Cells), total, c)
+			p := newPending(d, f, o)
+			cells = append(cells, p)
+			for i := range p.left {
+				jobs = append(jobs, job{p, i})
 			}
+		}
+	}
+	var (
+		mu   sync.Mutex
+		next int
+		done int
+		wg   sync.WaitGroup
+	)
+	finish := func(p *pending) { // under mu
+		p.finish()
+		done++
+		if o.OnCell != nil {
+			o.OnCell(done, len(cells), p.cell)
+		}
+	}
+	for _, p := range cells {
+		if p.left == 0 {
+			finish(p)
+		}
+	}
+	for range min(o.Parallel, len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if next == len(jobs) || ctx.Err() != nil {
+					mu.Unlock()
+					return
+				}
+				j := jobs[next]
+				next++
+				mu.Unlock()
+				started := time.Now()
+				out, interrupted := runOnce(ctx, j.cell, o)
+				took := time.Since(started)
+				mu.Lock()
+				if !interrupted {
+					j.cell.outcomes[j.i], j.cell.ran[j.i] = out, true
+					j.cell.wall += took
+					if j.cell.left--; j.cell.left == 0 {
+						finish(j.cell)
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	// An interrupted grid keeps the cells with every run done, and a cell cut short with the
+	// runs it finished; cells not reached are absent.
+	m.Interrupted = done < len(cells)
+	for _, p := range cells {
+		switch {
+		case p.done:
+			m.Cells = append(m.Cells, p.cell)
+		case p.started() > 0:
+			p.finish()
+			m.Cells = append(m.Cells, p.cell)
 		}
 	}
 	m.Wall = time.Since(m.Started)
 	return m, nil
+}
+
+// pending is a cell while its runs are under way.
+type pending struct {
+	design   locks.Design
+	sc       *scenarios.Scenario
+	cell     Cell
+	outcomes []Outcome // by run, filled as runs end
+	ran      []bool
+	left     int // runs not finished
+	wall     time.Duration
+	done     bool
+}
+
+// newPending makes a cell's scenario; a cell that needs no run (n/a, or a scenario the grid
+// cannot make: a bug in the grid, not in the lock, shown in the cell) has no runs left.
+func newPending(d locks.Design, f Fault, o Options) *pending {
+	p := &pending{design: d, cell: Cell{Lock: d.Name, Fault: f.Name}}
+	sc, na, err := cellScenario(d, f, o.Seed)
+	switch {
+	case na != "":
+		p.cell.Status, p.cell.Detail = NA, na
+	case err != nil:
+		p.outcomes, p.ran = []Outcome{{Status: Error, Err: err.Error()}}, []bool{true}
+	default:
+		p.sc, p.left = sc, o.Count
+		p.outcomes, p.ran = make([]Outcome, o.Count), make([]bool, o.Count)
+	}
+	return p
+}
+
+func (p *pending) started() int {
+	n := 0
+	for _, r := range p.ran {
+		if r {
+			n++
+		}
+	}
+	return n
+}
+
+// finish summarises the runs that ended, in run order.
+func (p *pending) finish() {
+	if p.done {
+		return
+	}
+	p.done = true
+	if p.cell.Status == NA {
+		return
+	}
+	for i, r := range p.ran {
+		if r {
+			p.cell.Outcomes = append(p.cell.Outcomes, p.outcomes[i])
+		}
+	}
+	p.cell.Wall = p.wall
+	p.cell.summarise()
+}
+
+// runOnce runs one of a cell's runs; interrupted says the run was cut short and counts for nothing.
+func runOnce(ctx context.Context, p *pending, o Options) (Outcome, bool) {
+	res, err := runner.Run(ctx, p.sc, o.Runner)
+	var out Outcome
+	switch {
+	case errors.Is(err, runner.ErrInterrupted) || (err != nil && ctx.Err() != nil):
+		return Outcome{}, true
+	case err != nil:
+		out = Outcome{Status: Error, Err: err.Error()}
+	default:
+		out = Classify(res.Verdict, p.design.HasToken())
+	}
+	if res != nil {
+		out.Dir = res.Dir
+	}
+	return out, false
 }
 
 // prepare readies every row's design on this machine (a library at a version is built) before
@@ -155,38 +295,6 @@ func prepare(names []string) error {
 		}
 	}
 	return nil
-}
-
-func runCell(ctx context.Context, d locks.Design, f Fault, o Options) Cell {
-	c := Cell{Lock: d.Name, Fault: f.Name}
-	sc, na, err := cellScenario(d, f, o.Seed)
-	if na != "" {
-		c.Status, c.Detail = NA, na
-		return c
-	}
-	if err != nil { // a bug in the grid, not in the lock: show it in the cell
-		c.Outcomes = []Outcome{{Status: Error, Err: err.Error()}}
-		c.summarise()
-		return c
-	}
-	started := time.Now()
-	for i := 0; i < o.Count && ctx.Err() == nil; i++ {
-		res, err := runner.Run(ctx, sc, o.Runner)
-		var out Outcome
-		switch {
-		case err != nil && !errors.Is(err, runner.ErrInterrupted):
-			out = Outcome{Status: Error, Err: err.Error()}
-		default:
-			out = Classify(res.Verdict, d.HasToken())
-		}
-		if res != nil {
-			out.Dir = res.Dir
-		}
-		c.Outcomes = append(c.Outcomes, out)
-	}
-	c.Wall = time.Since(started)
-	c.summarise()
-	return c
 }
 
 // Gate lists the cells that do not meet require (see Cell.Meets).

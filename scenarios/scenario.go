@@ -77,7 +77,7 @@ type Scenario struct {
 	plan   *services.Plan
 
 	clientDesigns map[string]locks.Design // client_locks, resolved
-	moved  map[string]string // "server.replicas" -> "replicas": settings moved from the top level
+	moved         map[string]string       // "server.replicas" -> "replicas": settings moved from the top level
 }
 
 // Workload is how each client uses the lock: the worker's own type (workloads.Workload).

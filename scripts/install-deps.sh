@@ -1,48 +1,97 @@
 #!/usr/bin/env bash
-# Installs the Debian packages lockcheck's real servers come from, if they are missing:
-# redis-server, libfaketime (Redis nodes' clocks), zookeeper and a Java runtime, etcd-server (and
-# etcd-client's etcdctl, for looking into a run's cluster by hand); mariadb-server and postgresql
-# (the database locks); chromium, in which the report test opens a run's page; debootstrap, which
-# makes the docker provider's base image from Debian's packages (`lockcheck images`; Docker itself
-# is not installed here); and the lock libraries the adapters in adapters/ run as they are
-# (python3-redis, python3-kazoo, libcurator-recipes-java with javac to build its adapter). Uses
-# sudo when not root. Safe to run again: it
-# installs only what is absent. lockcheck never uses the packages' own services: it starts its
-# own servers on free 127.0.0.1 ports.
+# Installs the Debian packages lockcheck's real servers and lock libraries come from, if they are
+# missing. Takes what to install, so a first run installs only what it uses:
+#
+#   install-deps.sh [all]          everything below (make test)
+#   install-deps.sh redis          redis-server and libfaketime (make run: the main scenario)
+#   install-deps.sh KIND...        per service kind: redis, zookeeper, etcd, mariadb, postgres
+#                                  (each with libfaketime, which sets a server's clock)
+#   install-deps.sh ADAPTER...     per lock adapter (adapters/): redis-py, kazoo, curator, program
+#   install-deps.sh images         debootstrap, which makes the docker provider's base image
+#                                  (`lockcheck images`; Docker itself is not installed here)
+#   install-deps.sh report         chromium, in which the report test opens a run's page
+#   install-deps.sh --dry-run ...  only print the packages it would install
+#
+# Uses sudo when not root. Safe to run again: it installs only what is absent. lockcheck never
+# uses the packages' own services: it starts its own servers on free 127.0.0.1 ports.
 set -euo pipefail
 
+choices="all redis zookeeper etcd mariadb postgres redis-py kazoo curator program images report"
 need=()
-command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
-[ -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] || need+=(libfaketime)
-command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
-command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
-command -v etcdctl >/dev/null 2>&1 || need+=(etcd-client)
-# chromium: the report test opens a run's report.html in it, headless.
-command -v chromium >/dev/null 2>&1 || need+=(chromium)
-# debootstrap: the docker provider's base image (providers/docker/images).
-command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || need+=(debootstrap)
-# The database locks' servers. Debian keeps PostgreSQL's programs in a versioned folder, off PATH.
-[ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
-compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need+=(postgresql)
-# zookeeper brings the server jar and the slf4j jars it needs (libslf4j-java).
-for jar in /usr/share/java/zookeeper.jar /usr/share/java/slf4j-api.jar /usr/share/java/slf4j-simple.jar; do
-  if [ ! -e "$jar" ]; then
-    need+=(zookeeper)
-    break
-  fi
-done
+add() { # add PACKAGE unless it is listed already
+  local p
+  for p in "${need[@]+"${need[@]}"}"; do [ "$p" = "$1" ] && return; done
+  need+=("$1")
+}
 
-# The adapters' libraries (adapters/): Debian's Python and its python3-* modules, Curator's jars
-# (which bring Guava, Jackson and ZooKeeper's client) and a JDK's javac for the Java adapter.
-[ -x /usr/bin/python3 ] || need+=(python3)
-[ -e /usr/lib/python3/dist-packages/redis/lock.py ] || need+=(python3-redis)
-[ -e /usr/lib/python3/dist-packages/kazoo/recipe/lock.py ] || need+=(python3-kazoo)
-[ -e /usr/share/java/curator-recipes.jar ] || need+=(libcurator-recipes-java)
-command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
-# jq: the shell template of `lockcheck init --lang program` reads the protocol's JSON with it.
-command -v jq >/dev/null 2>&1 || need+=(jq)
+faketime() { [ -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] || add libfaketime; }
+python() { [ -x /usr/bin/python3 ] || add python3; }
+java() { command -v java >/dev/null 2>&1 || add default-jre-headless; }
+
+want() {
+  case "$1" in
+  redis)
+    command -v redis-server >/dev/null 2>&1 || add redis-server
+    faketime ;;
+  zookeeper)
+    java
+    # zookeeper brings the server jar and the slf4j jars it needs (libslf4j-java).
+    local jar
+    for jar in /usr/share/java/zookeeper.jar /usr/share/java/slf4j-api.jar /usr/share/java/slf4j-simple.jar; do
+      [ -e "$jar" ] || { add zookeeper; break; }
+    done
+    faketime ;;
+  etcd)
+    command -v etcd >/dev/null 2>&1 || add etcd-server
+    # etcdctl, for looking into a run's cluster by hand.
+    command -v etcdctl >/dev/null 2>&1 || add etcd-client
+    faketime ;;
+  mariadb)
+    [ -x /usr/sbin/mariadbd ] || add mariadb-server
+    faketime ;;
+  postgres)
+    # Debian keeps PostgreSQL's programs in a versioned folder, off PATH.
+    compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || add postgresql
+    faketime ;;
+  redis-py)
+    python
+    [ -e /usr/lib/python3/dist-packages/redis/lock.py ] || add python3-redis ;;
+  kazoo)
+    python
+    [ -e /usr/lib/python3/dist-packages/kazoo/recipe/lock.py ] || add python3-kazoo ;;
+  curator)
+    # Curator's jars bring Guava, Jackson and ZooKeeper's client; javac builds the Java adapter.
+    [ -e /usr/share/java/curator-recipes.jar ] || add libcurator-recipes-java
+    command -v javac >/dev/null 2>&1 || add default-jdk-headless ;;
+  program)
+    # jq: the shell template of `lockcheck init --lang program` reads the protocol's JSON with it.
+    command -v jq >/dev/null 2>&1 || add jq ;;
+  images)
+    command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || add debootstrap ;;
+  report)
+    command -v chromium >/dev/null 2>&1 || add chromium ;;
+  all)
+    local c
+    for c in $choices; do [ "$c" = all ] || want "$c"; done ;;
+  *)
+    echo "install-deps.sh: unknown choice \"$1\"; choices: $choices" >&2
+    exit 2 ;;
+  esac
+}
+
+dry=""
+if [ "${1:-}" = --dry-run ]; then
+  dry=1
+  shift
+fi
+[ $# -eq 0 ] && set -- all
+for arg in "$@"; do want "$arg"; done
 
 if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ -n "$dry" ]; then
+  echo "would install: ${need[*]}"
   exit 0
 fi
 sudo=""

@@ -40,8 +40,11 @@ RESULTS/matrix/<time>/ (RESULTS/matrix/latest points at the newest). Each cell s
   unsafe        the lock failed and nothing the design offers kept the data correct ("no token"
                 when the design has none); a lock that fails with no fault at all (the none
                 column) is unsafe even when fencing kept the data;
-and outside that order n/a (the fault does not apply) and error (the harness failed). The full
-grid takes about 15 minutes on 2 cores.
+and outside that order n/a (the fault does not apply) and error (the harness failed).
+
+Cells run --parallel at a time (each run has its own servers, ports and run folder; a run mostly
+waits, so on 2 cores two at a time take about half as long as one at a time, with the same
+cells); --parallel 1 runs one after another, the quiet condition.
 
 As a CI gate: --require S fails (exit 1) unless every cell has status S or a better one in the
 order above: --require safe passes only safe cells, --require damaged safe and damaged ones,
@@ -122,6 +125,8 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 	f.StringSliceVar(&o.Faults, "faults", nil, "columns: faults (default: all)")
 	f.IntVar(&o.Count, "count", 1, "runs per cell; a cell shows its most frequent status and how many runs agreed")
 	f.Int64Var(&o.Seed, "seed", 1, "seed of every cell's scenario")
+	f.IntVar(&o.Parallel, "parallel", defaultMatrixParallel,
+		"runs side by side (each has its own servers, ports and run folder); 1 runs one cell after another")
 	f.StringVar(&resultsDir, "results", "results", "folder for run folders and the matrix folder")
 	f.StringVar(&junitFile, "junit", "", "also write JUnit XML here: one test case per cell")
 	f.StringVar(&require, "require", "", "gate: every cell must have this status or a better one: "+checker.OutcomeNames()+" (exit 1 otherwise)")
@@ -131,6 +136,9 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 	f.StringVar(&baselineLock, "baseline-lock", "", "gate: exit 1 if a cell of another row got worse than this lock's cell under the same fault")
 	return cmd
 }
+
+// defaultMatrixParallel is --parallel's default, chosen by measurement on 2 cores (docs/MATRIX.md).
+const defaultMatrixParallel = 2
 
 func parseRequire(require string) (matrix.Status, error) { return matrix.ParseRequire(require) }
 

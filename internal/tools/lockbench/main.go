@@ -47,6 +47,8 @@ type config struct {
 	keep         bool
 	huntCells    string // figure 9: design:fault pairs
 	huntSeeds    int
+	// Figure 11's slow parts: images built from scratch, the matrix subset run twice.
+	verdictImages, verdictMatrix bool
 }
 
 func main() {
@@ -79,6 +81,8 @@ func run() int {
 	flag.BoolVar(&c.keep, "keep", false, "keep the scenario runs' folders")
 	flag.StringVar(&c.huntCells, "hunt-cells", "set-nx-px:pause,zk:pause", "figure 9: design:fault pairs lockhunt compares (make hunt-bench: all eight)")
 	flag.IntVar(&c.huntSeeds, "hunt-seeds", 5, "figure 9: seeds of each pair and mode")
+	flag.BoolVar(&c.verdictImages, "verdict-images", true, "figure 11: build the docker provider's images from scratch (needs Docker and root)")
+	flag.BoolVar(&c.verdictMatrix, "verdict-matrix", true, "figure 11: run a part of the matrix at --parallel 1 and 2")
 	flag.Parse()
 	c.skip = map[int]bool{}
 	for _, s := range strings.Split(skip, ",") {
@@ -97,6 +101,7 @@ func run() int {
 		c.overheadRuns, c.overheadFor, c.seeds = 1, time.Second, 3
 		c.skip[5] = true // the suite takes 8 minutes whatever the counts
 		c.huntSeeds = 2
+		c.verdictImages, c.verdictMatrix = false, false
 	}
 	if _, err := os.Stat("go.mod"); err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench: run me from the module root (where go.mod is): it runs `go test -bench` on the packages")
@@ -105,6 +110,11 @@ func run() int {
 	if c.results == "" {
 		dir, err := os.MkdirTemp("", "lockbench-runs-")
 		if err != nil {
+			fmt.Fprintln(os.Stderr, "lockbench:", err)
+			return 2
+		}
+		// Servers that run as their own user (PostgreSQL as postgres) must pass through it.
+		if err := os.Chmod(dir, 0o755); err != nil {
 			fmt.Fprintln(os.Stderr, "lockbench:", err)
 			return 2
 		}
@@ -138,6 +148,7 @@ func run() int {
 		{4, firstViolations},
 		{5, suiteWallTime},
 		{9, huntVersusRandom},
+		{11, timeToVerdict},
 	}
 	failed := false
 	for _, f := range figures {
@@ -191,6 +202,7 @@ var titles = map[int]string{
 	8:  "Soak",
 	9:  "Finding violations: random versus hunt",
 	10: "Mutants caught",
+	11: "Time to verdict",
 }
 
 // self is this executable, which runs workers with `worker`.

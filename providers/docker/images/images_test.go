@@ -64,3 +64,30 @@ Suites: bookworm
 		t.Fatal("no mirror found should leave debootstrap's own sources")
 	}
 }
+
+// Every server type's packages are in the shared servers layer, and only a server type's.
+func TestServersLayerHoldsEveryServerTypesPackages(t *testing.T) {
+	df := serversDockerfile()
+	for _, name := range Names() {
+		pkgs, ok := Packages[name]
+		if !ok || len(pkgs) == 0 {
+			t.Errorf("server type %s has a Dockerfile but no Packages entry", name)
+		}
+		for _, p := range pkgs {
+			if !strings.Contains(df, " "+p+" ") {
+				t.Errorf("the servers layer does not install %s (for %s):\n%s", p, name, df)
+			}
+		}
+	}
+	for name := range Packages {
+		if _, err := Dockerfile(name); err != nil {
+			t.Errorf("Packages names %s, which has no Dockerfile: %v", name, err)
+		}
+	}
+	if !strings.HasPrefix(df, "ARG BASE\nFROM ${BASE}\n") {
+		t.Errorf("the servers layer is not FROM the base:\n%s", df)
+	}
+	if ref, _ := Ref("redis"); ref == ServersRef() || !strings.HasPrefix(ServersRef(), Repository+serversName+":") {
+		t.Errorf("ServersRef() = %q, Ref(redis) = %q", ServersRef(), ref)
+	}
+}
