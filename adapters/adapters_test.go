@@ -64,7 +64,11 @@ func TestCommandWritesOutAndBuildsOnce(t *testing.T) {
 }
 
 func TestUnknownAdapter(t *testing.T) {
-	if _, err := Command("jedis"); err == nil || !strings.Contains(err.Error(), "adapters: curator, curator-rw, curator-rw-downgrade, kazoo, kazoo-rw, kazoo-try, redis-py, redis-py-no-timeout, redis-py-reacquire") {
+	if _, err := Command("jedis"); err == nil ||
+		!strings.Contains(
+			err.Error(),
+			"adapters: curator, curator-rw, curator-rw-downgrade, kazoo, kazoo-rw, kazoo-try, redis-py, redis-py-no-timeout, redis-py-reacquire",
+		) {
 		t.Fatalf("want the adapters listed, got %v", err)
 	}
 }

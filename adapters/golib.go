@@ -108,7 +108,13 @@ func GoBinary(b GoBuild) (string, error) {
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		return "", fmt.Errorf("%s is built from %s %s with the go tool, which is not on PATH: install Go %s or later", b.Label, b.Module, b.Version, goVersionLine)
+		return "", fmt.Errorf(
+			"%s is built from %s %s with the go tool, which is not on PATH: install Go %s or later",
+			b.Label,
+			b.Module,
+			b.Version,
+			goVersionLine,
+		)
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", err

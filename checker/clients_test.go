@@ -85,7 +85,9 @@ func TestStarvationBounds(t *testing.T) {
 	base := func() *builder {
 		return newHistory().start(0).hold("client-1", 10, 100).cycles("client-2", 150, 7000, 100, 60)
 	}
-	if v := Check(base().acquireFails("client-1", 1000, 7000, 50).end(7000).build(), Options{StarvedAfter: 8 * time.Second}); len(v.Liveness.StarvedClients()) != 0 {
+	if v := Check(base().acquireFails("client-1", 1000, 7000, 50).end(7000).build(), Options{StarvedAfter: 8 * time.Second}); len(
+		v.Liveness.StarvedClients(),
+	) != 0 {
 		t.Errorf("passed over 6 s with StarvedAfter 8s: starved %v", v.Liveness.StarvedClients())
 	}
 	// Few hand-overs: 4 slow holds of client-2 in 4.4 s while client-1 asks: two clients, so
@@ -94,7 +96,11 @@ func TestStarvationBounds(t *testing.T) {
 		acquireFails("client-1", 120, 4600, 50).end(4600).build()
 	v := Check(slow, Options{StarvedAfter: time.Second})
 	if len(v.Liveness.StarvedClients()) != 0 || v.Liveness.LongestPassedOver().PassedOver.Length < 3*time.Second {
-		t.Errorf("passed over 4 times in 4 s: %+v, want passed over 3 s or more and not starved (luck bound %d)", v.Liveness.Clients, v.Liveness.StarvedBy)
+		t.Errorf(
+			"passed over 4 times in 4 s: %+v, want passed over 3 s or more and not starved (luck bound %d)",
+			v.Liveness.Clients,
+			v.Liveness.StarvedBy,
+		)
 	}
 	// Paused from 1 s to 6.5 s, then served at once: the stretch restarts when the pause ends.
 	paused := base().acquireFails("client-1", 1000, 6500, 50).pause("client-1", 1000, 6500).
@@ -190,10 +196,22 @@ fairness: {max_unfair_overtakes: 0}
 		e    Expect
 		want string
 	}{
-		{Expect{Liveness: &LivenessExpect{ClientsExpect: ClientsExpect{MaxStarvedClients: ptr(-1)}}}, "expect.liveness.max_starved_clients: -1 is negative"},
-		{Expect{Liveness: &LivenessExpect{ClientsExpect: ClientsExpect{MaxRefusedShare: ptr(1.5)}}}, "expect.liveness.max_refused_share: 1.5 is not a share"},
-		{Expect{Liveness: &LivenessExpect{ClientsExpect: ClientsExpect{StarvedAfter: ptr(yamltime.Duration(0))}}}, "expect.liveness.starved_after: must be longer than 0"},
-		{Expect{Fairness: &FairnessExpect{MaxUnfair: ptr(0), MinUnfair: ptr(1)}}, "expect.fairness.min_unfair_overtakes: 1 is above max_unfair_overtakes 0"},
+		{
+			Expect{Liveness: &LivenessExpect{ClientsExpect: ClientsExpect{MaxStarvedClients: ptr(-1)}}},
+			"expect.liveness.max_starved_clients: -1 is negative",
+		},
+		{
+			Expect{Liveness: &LivenessExpect{ClientsExpect: ClientsExpect{MaxRefusedShare: ptr(1.5)}}},
+			"expect.liveness.max_refused_share: 1.5 is not a share",
+		},
+		{
+			Expect{Liveness: &LivenessExpect{ClientsExpect: ClientsExpect{StarvedAfter: ptr(yamltime.Duration(0))}}},
+			"expect.liveness.starved_after: must be longer than 0",
+		},
+		{
+			Expect{Fairness: &FairnessExpect{MaxUnfair: ptr(0), MinUnfair: ptr(1)}},
+			"expect.fairness.min_unfair_overtakes: 1 is above max_unfair_overtakes 0",
+		},
 	}
 	for _, b := range bad {
 		if err := b.e.Validate(); err == nil || !strings.Contains(err.Error(), b.want) {

@@ -103,7 +103,8 @@ func TestLegitimateRejectionsAndTokenAnomalies(t *testing.T) {
 		c.FirstRejection == nil || c.FirstRejection.Client != "client-2" || c.FirstRejection.Register != fenced {
 		t.Errorf("token drawn before holding: %+v / %+v, want 1 legitimate rejection by client-2", c, v.Registers[fenced])
 	}
-	if c.TokenAnomalies != 1 || c.LowerToken != 1 || c.FirstAnomaly == nil || c.FirstAnomaly.Earlier != "client-1" || c.FirstAnomaly.EarlierToken != 6 {
+	if c.TokenAnomalies != 1 || c.LowerToken != 1 || c.FirstAnomaly == nil || c.FirstAnomaly.Earlier != "client-1" ||
+		c.FirstAnomaly.EarlierToken != 6 {
 		t.Errorf("token drawn before holding: %+v, want 1 lower-token anomaly after client-1's 6", c)
 	}
 	if j := Judge(v); j.Outcome != Damaged {
@@ -217,8 +218,10 @@ func TestRefusalsUnderUncertaintyAreNeitherStaleNorRightful(t *testing.T) {
 	if strings.Contains(v.Summary, "stale") || strings.Contains(v.Summary, "rightful") || !strings.Contains(v.Summary, "1 uncertain access") {
 		t.Errorf("summary %q: the restart case must be called uncertain, not stale or rightful", v.Summary)
 	}
-	if s := strings.Join(Sentences(v), " "); !strings.Contains(s, "Fencing also refused 2 accesses of clients that held the lock by every record but one") ||
-		!strings.Contains(s, "after a crash of n1") || strings.Contains(s, "stale") {
+	if s := strings.Join(Sentences(v), " "); !strings.Contains(s, "Fencing also refused 2 accesses of clients that held the lock by every "+
+		"record but one") ||
+		!strings.Contains(s, "after a crash of n1") ||
+		strings.Contains(s, "stale") {
 		t.Errorf("sentences:\n%s", s)
 	}
 	// The restarted counter's lower token is damage of its own (a token anomaly); the refusals are not.

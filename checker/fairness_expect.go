@@ -53,7 +53,13 @@ func (e Expect) matchFairness(v Verdict) []Mismatch {
 		fv := v.Fairness
 		unfairText := fmt.Sprintf("%d of %d overtakes", fv.Unfair, fv.Overtakes)
 		if o := fv.FirstUnfair; o != nil {
-			unfairText += fmt.Sprintf(" (the first: %s got the lock at %s before %s, which had asked at %s)", o.By, Seconds(o.Offset), o.Client, Seconds(o.Since))
+			unfairText += fmt.Sprintf(
+				" (the first: %s got the lock at %s before %s, which had asked at %s)",
+				o.By,
+				Seconds(o.Offset),
+				o.Client,
+				Seconds(o.Since),
+			)
 		}
 		for _, b := range []struct {
 			field     string
@@ -62,8 +68,10 @@ func (e Expect) matchFairness(v Verdict) []Mismatch {
 			text      string
 			isMaximum bool
 		}{
-			{"max_overtakes", f.MaxOvertakes, fv.Overtakes, fmt.Sprintf("%d (%d of %d acquisitions overtook someone)", fv.Overtakes, fv.Overtaking, fv.Acquisitions), true},
-			{"min_overtakes", f.MinOvertakes, fv.Overtakes, fmt.Sprintf("%d (%d of %d acquisitions overtook someone)", fv.Overtakes, fv.Overtaking, fv.Acquisitions), false},
+			{"max_overtakes", f.MaxOvertakes, fv.Overtakes, fmt.Sprintf("%d (%d of %d acquisitions overtook "+
+				"someone)", fv.Overtakes, fv.Overtaking, fv.Acquisitions), true},
+			{"min_overtakes", f.MinOvertakes, fv.Overtakes, fmt.Sprintf("%d (%d of %d acquisitions overtook "+
+				"someone)", fv.Overtakes, fv.Overtaking, fv.Acquisitions), false},
 			{"max_unfair_overtakes", f.MaxUnfair, fv.Unfair, unfairText, true},
 			{"min_unfair_overtakes", f.MinUnfair, fv.Unfair, unfairText, false},
 		} {

@@ -300,7 +300,10 @@ func TestOverlapEpisodesMergeTheWindowsOfOneRace(t *testing.T) {
 	if n := overlapEpisodes(v.MutualExclusion); n != 2 {
 		t.Fatalf("%d episodes, want 2", n)
 	}
-	if s := strings.Join(Sentences(v), "\n"); !strings.Contains(s, "Double ownership began 2 times in 6 acquisitions: 333.3 per 1,000 acquisitions.") {
+	if s := strings.Join(Sentences(v), "\n"); !strings.Contains(
+		s,
+		"Double ownership began 2 times in 6 acquisitions: 333.3 per 1,000 acquisitions.",
+	) {
 		t.Errorf("sentences lack the rate:\n%s", s)
 	}
 }
@@ -337,7 +340,10 @@ func TestUnfairOvertakesOfAFairDesign(t *testing.T) {
 	if h := Headline(v); !strings.Contains(h, "2 unfair overtakes (the design promises first come, first served)") {
 		t.Errorf("headline %q lacks the unfair overtakes", h)
 	}
-	if s := strings.Join(Sentences(v), " "); !strings.Contains(s, "and broke it 2 times: the first, client-2 (asked at 0.31 s) got the lock at 0.40 s before client-1, which had asked at 0.30 s") {
+	if s := strings.Join(Sentences(v), " "); !strings.Contains(
+		s,
+		"and broke it 2 times: the first, client-2 (asked at 0.31 s) got the lock at 0.40 s before client-1, which had asked at 0.30 s",
+	) {
 		t.Errorf("sentences do not say who overtook whom: %s", s)
 	}
 	if !strings.Contains(v.Summary, "2 overtakes (2 unfair)") {
@@ -348,9 +354,17 @@ func TestUnfairOvertakesOfAFairDesign(t *testing.T) {
 	}
 	v = Check(once.build(), Options{FirstComeFirstServed: true})
 	if v.Fairness.Unfair != 1 || v.Fairness.BrokenPromise() || Judge(v).Outcome != Safe {
-		t.Errorf("overtaken once: %d unfair, broken %v, %s; want 1, not broken, safe", v.Fairness.Unfair, v.Fairness.BrokenPromise(), Judge(v).Outcome)
+		t.Errorf(
+			"overtaken once: %d unfair, broken %v, %s; want 1, not broken, safe",
+			v.Fairness.Unfair,
+			v.Fairness.BrokenPromise(),
+			Judge(v).Outcome,
+		)
 	}
-	if s := strings.Join(Sentences(v), " "); !strings.Contains(s, "and kept it (1 unfair overtake, which the history alone cannot tell from a request that reached the lock late)") {
+	if s := strings.Join(Sentences(v), " "); !strings.Contains(
+		s,
+		"and kept it (1 unfair overtake, which the history alone cannot tell from a request that reached the lock late)",
+	) {
 		t.Errorf("one unfair overtake: %s", s)
 	}
 	if v := Check(inOrder.build(), Options{FirstComeFirstServed: true}); v.Fairness.Unfair != 0 || Judge(v).Outcome != Safe {

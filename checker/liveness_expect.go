@@ -36,7 +36,10 @@ func (e Expect) validateClients() []error {
 		}
 	}
 	if l.MaxStarvedClients != nil && l.MinStarvedClients != nil && *l.MinStarvedClients > *l.MaxStarvedClients {
-		errs = append(errs, fmt.Errorf("expect.liveness.min_starved_clients: %d is above max_starved_clients %d", *l.MinStarvedClients, *l.MaxStarvedClients))
+		errs = append(
+			errs,
+			fmt.Errorf("expect.liveness.min_starved_clients: %d is above max_starved_clients %d", *l.MinStarvedClients, *l.MaxStarvedClients),
+		)
 	}
 	if l.StarvedAfter != nil && *l.StarvedAfter == 0 {
 		errs = append(errs, fmt.Errorf("expect.liveness.starved_after: must be longer than 0 (every client that ever waited would be starved)"))
@@ -63,7 +66,11 @@ func (e Expect) matchClients(v Verdict) []Mismatch {
 	if len(starved) > 0 {
 		starvedText += " (" + strings.Join(starved, ", ") + ")"
 	}
-	starvedText += fmt.Sprintf(", passed over for longer than %s by at least %d acquisitions of others", Human(v.Liveness.StarvedAfter), v.Liveness.StarvedBy)
+	starvedText += fmt.Sprintf(
+		", passed over for longer than %s by at least %d acquisitions of others",
+		Human(v.Liveness.StarvedAfter),
+		v.Liveness.StarvedBy,
+	)
 	if l.MaxStarvedClients != nil && len(starved) > *l.MaxStarvedClients {
 		out = append(out, Mismatch{"liveness.max_starved_clients", strconv.Itoa(*l.MaxStarvedClients), starvedText})
 	}

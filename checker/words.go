@@ -77,15 +77,33 @@ func clientSentences(l Liveness) []string {
 	if len(out) == 0 {
 		if w := l.LongestPassedOver(); w.PassedOver.Length > 0 {
 			p := w.PassedOver
-			out = append(out, fmt.Sprintf("No client was starved (%s): the longest stretch any client was passed over was %s's, %s from %s, while others got the lock %s.",
-				bound, w.Client, Human(p.Length), Seconds(p.Offset), plural(p.By, "time")))
+			out = append(
+				out,
+				fmt.Sprintf(
+					"No client was starved (%s): the longest stretch any client was passed over was %s's, %s from %s, while others got the lock %s.",
+					bound,
+					w.Client,
+					Human(p.Length),
+					Seconds(p.Offset),
+					plural(p.By, "time"),
+				),
+			)
 		}
 	}
-	s := fmt.Sprintf("Askers were refused %.0f%% of the run (%s in which someone asked and nobody held the lock, in stretches over half a second, faults on servers left out)",
-		100*l.RefusedShare, Human(l.Refused))
+	s := fmt.Sprintf(
+		"Askers were refused %.0f%% of the run (%s in which someone asked and nobody held the lock, in stretches over half a second, faults "+
+			"on servers left out)",
+		100*l.RefusedShare,
+		Human(l.Refused),
+	)
 	if l.BarelyServed {
-		s = fmt.Sprintf("The lock barely served: askers were refused %.0f%% of the run, more than the %.0f%% allowed (%s in which someone asked and nobody held the lock, in stretches over half a second, faults on servers left out)",
-			100*l.RefusedShare, 100*l.RefusedLimit, Human(l.Refused))
+		s = fmt.Sprintf(
+			"The lock barely served: askers were refused %.0f%% of the run, more than the %.0f%% allowed (%s in which someone asked and "+
+				"nobody held the lock, in stretches over half a second, faults on servers left out)",
+			100*l.RefusedShare,
+			100*l.RefusedLimit,
+			Human(l.Refused),
+		)
 	}
 	return append(out, s+".")
 }
@@ -135,7 +153,10 @@ func registerSentence(name string, r RegisterVerdict) string {
 	case !r.LostUpdatesKnown:
 		facts = append(facts, "its final value was never read")
 	case r.LostUpdates > 0:
-		facts = append(facts, fmt.Sprintf("lost %s (%d acknowledged, final value %d)", plural(r.LostUpdates, "update"), r.AckedIncrements, deref(r.Final)))
+		facts = append(
+			facts,
+			fmt.Sprintf("lost %s (%d acknowledged, final value %d)", plural(r.LostUpdates, "update"), r.AckedIncrements, deref(r.Final)),
+		)
 	default:
 		facts = append(facts, "lost nothing")
 	}

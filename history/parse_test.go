@@ -129,7 +129,9 @@ func TestRandomEventsRoundTrip(t *testing.T) {
 			}
 		}
 		if rng.IntN(3) == 0 {
-			params, _ := json.Marshal(map[string]any{"nodes": []string{words[rng.IntN(len(words))]}, "offset": -rng.Int64(), "rate": rng.Float64() * 3})
+			params, _ := json.Marshal(
+				map[string]any{"nodes": []string{words[rng.IntN(len(words))]}, "offset": -rng.Int64(), "rate": rng.Float64() * 3},
+			)
 			e.Params = params
 		}
 		line, _ := json.Marshal(e)
@@ -155,15 +157,51 @@ func TestMalformedLinesAreErrorsNamingFileLineAndField(t *testing.T) {
 		lines []string
 		want  string
 	}{
-		{"time of the wrong type", []string{inv, `{"t":"soon","process":"client-1","type":"ok","f":"read","op":1}`}, `:2: field "t": want an integer, got a string`},
-		{"a fraction for an integer", []string{`{"t":1.5,"process":"client-1","type":"invoke","f":"read","op":1}`}, `:1: field "t": want an integer, got 1.5`},
-		{"an integer out of range", []string{`{"t":99999999999999999999,"process":"c","type":"note","f":"x"}`}, `:1: field "t": integer 99999999999999999999 out of range`},
-		{"a register value of the wrong type", []string{inv, `{"t":2,"process":"client-1","type":"ok","f":"read","op":1,"registers":{"unfenced":{"value":"3","status":"ok"}}}`}, `:2: field "registers.unfenced.value": want an integer, got a string`},
-		{"a token of the wrong type", []string{`{"t":1,"process":"client-1","type":"invoke","f":"acquire","op":1,"token":true}`}, `:1: field "token": want an integer, got a boolean`},
-		{"nodes not a list", []string{`{"t":1,"process":"nemesis","type":"invoke","f":"partition","nodes":"n1"}`}, `:1: field "nodes": want '[', got a string`},
-		{"an old offset of the wrong type", []string{`{"t":1,"process":"nemesis","type":"invoke","f":"clock","offset":"2s"}`}, `:1: field "offset": want an integer, got a string`},
-		{"params not an object", []string{`{"t":1,"process":"nemesis","type":"invoke","f":"clock","params":[1]}`}, `:1: field "params": want an object, got an array`},
-		{"params not JSON", []string{`{"t":1,"process":"nemesis","type":"invoke","f":"clock","params":{"offset":1,}}`}, `:1: field "params": want a key, got '}'`},
+		{
+			"time of the wrong type",
+			[]string{inv, `{"t":"soon","process":"client-1","type":"ok","f":"read","op":1}`},
+			`:2: field "t": want an integer, got a string`,
+		},
+		{
+			"a fraction for an integer",
+			[]string{`{"t":1.5,"process":"client-1","type":"invoke","f":"read","op":1}`},
+			`:1: field "t": want an integer, got 1.5`,
+		},
+		{
+			"an integer out of range",
+			[]string{`{"t":99999999999999999999,"process":"c","type":"note","f":"x"}`},
+			`:1: field "t": integer 99999999999999999999 out of range`,
+		},
+		{
+			"a register value of the wrong type",
+			[]string{inv, `{"t":2,"process":"client-1","type":"ok","f":"read","op":1,"registers":{"unfenced":{"value":"3","status":"ok"}}}`},
+			`:2: field "registers.unfenced.value": want an integer, got a string`,
+		},
+		{
+			"a token of the wrong type",
+			[]string{`{"t":1,"process":"client-1","type":"invoke","f":"acquire","op":1,"token":true}`},
+			`:1: field "token": want an integer, got a boolean`,
+		},
+		{
+			"nodes not a list",
+			[]string{`{"t":1,"process":"nemesis","type":"invoke","f":"partition","nodes":"n1"}`},
+			`:1: field "nodes": want '[', got a string`,
+		},
+		{
+			"an old offset of the wrong type",
+			[]string{`{"t":1,"process":"nemesis","type":"invoke","f":"clock","offset":"2s"}`},
+			`:1: field "offset": want an integer, got a string`,
+		},
+		{
+			"params not an object",
+			[]string{`{"t":1,"process":"nemesis","type":"invoke","f":"clock","params":[1]}`},
+			`:1: field "params": want an object, got an array`,
+		},
+		{
+			"params not JSON",
+			[]string{`{"t":1,"process":"nemesis","type":"invoke","f":"clock","params":{"offset":1,}}`},
+			`:1: field "params": want a key, got '}'`,
+		},
 		{"a missing field", []string{`{"t":1,"process":"client-1","type":"invoke","op":1}`}, `:1: field "f": missing`},
 		{"an unknown type", []string{`{"t":1,"process":"client-1","type":"done","f":"read","op":1}`}, `:1: field "type": "done" is not one of ` +
 			`invoke, ok, fail, info, note`},

@@ -44,11 +44,12 @@ import (
 
 func init() {
 	Register(Design{
-		Name:      "redis-fair",
-		Renews:    true,
-		Queued:    true,
-		Fair:      true, // only the head of the queue may take a free lock
-		Summary:   "Redisson RFairLock: the redisson hash lock plus a waiters' queue and a timeout per waiter (Lua); a release wakes only the head of the queue",
+		Name:   "redis-fair",
+		Renews: true,
+		Queued: true,
+		Fair:   true, // only the head of the queue may take a free lock
+		Summary: "Redisson RFairLock: the redisson hash lock plus a waiters' queue and a timeout per waiter (Lua); a release wakes only " +
+			"the head of the queue",
 		Source:    "Redisson RFairLock; the Chinese survey of lock families (a fair lock: first come, first served)",
 		Token:     "none",
 		Nodes:     1,

@@ -55,10 +55,18 @@ func init() {
 				"holder resumes and writes (K2, K3, A1)",
 			"the watchdog finds the field gone and stops renewing silently: the holder is never told it lost the lock",
 			"no fencing token: the resource cannot reject the late writer",
-			"a release lost with its connection leaves a level of the reentrant count behind, and the watchdog stops; a holder that takes the lock again within the lease re-enters that level and keeps the lock for ever, one level up: every other client starves",
+			"a release lost with its connection leaves a level of the reentrant count behind, and the watchdog stops; a holder that takes " +
+				"the lock again within the lease re-enters that level and keeps the lock for ever, one level up: every other client starves",
 		},
-		Scenarios: []string{"no-faults-redisson", "fairness-redisson", "paused-waiter-redisson", "short-pause-redisson", "starved-lost-release-redisson",
-			"debate/k2-redisson", "debate/k3-redisson"},
+		Scenarios: []string{
+			"no-faults-redisson",
+			"fairness-redisson",
+			"paused-waiter-redisson",
+			"short-pause-redisson",
+			"starved-lost-release-redisson",
+			"debate/k2-redisson",
+			"debate/k3-redisson",
+		},
 		New: func(env Env) (Lock, error) { return newHashLock(env, false), nil },
 	})
 }

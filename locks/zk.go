@@ -37,11 +37,12 @@ import (
 
 func init() {
 	Register(Design{
-		Name:     "zk",
-		Renews:   true,
-		Queued:   true,
-		Fair:     true, // the lowest sequential node holds, each waiter watches the one just before it
-		Summary:  "go-zookeeper/zk v1.0.4 zk.NewLock as it is: protected EPHEMERAL_SEQUENTIAL node, lowest holds, watch the predecessor; holder never told of session expiry",
+		Name:   "zk",
+		Renews: true,
+		Queued: true,
+		Fair:   true, // the lowest sequential node holds, each waiter watches the one just before it
+		Summary: "go-zookeeper/zk v1.0.4 zk.NewLock as it is: protected EPHEMERAL_SEQUENTIAL node, lowest holds, watch the predecessor; " +
+			"holder never told of session expiry",
 		Source:   "github.com/go-zookeeper/zk v1.0.4 lock.go; ZooKeeper's lock recipe, as two of the source articles retell it",
 		Token:    "czxid of the holder's lock node",
 		Nodes:    1,
@@ -52,14 +53,23 @@ func init() {
 		Protects: "crashed holders (the ephemeral node goes with the session), herd effects (only the predecessor is watched), a leader crash " +
 			"(sessions move to another server)",
 		FailureModes: []string{
-			"the holder is never told its session expired: go-zookeeper silently opens a new session and Lock keeps believing it holds while another " +
+			"the holder is never told its session expired: go-zookeeper silently opens a new session and Lock keeps believing it holds " +
+				"while another " +
 				"client holds (a partition or pause longer than the session timeout, K2, A1); Unlock then deletes nothing; czxid fencing rescues",
 			"no Expiring: the worker cannot even check (a holder that knew would still fail to a pause between check and write, K3)",
 			"Lock takes no context: a waiter blocks until its predecessor goes or its session ends (run in a goroutine here and abandoned)",
 			"on an error Lock leaves its node in the queue: a caller retrying on the same connection waits behind its own orphan until the session " +
 				"ends (deleted here for it)",
 		},
-		Scenarios: []string{"no-faults-zk", "fairness-zk", "debate/k2-zk", "debate/k3-zk", "partition-zk", "leader-crash-zk", "debate/k11-quorum-split-zk"},
+		Scenarios: []string{
+			"no-faults-zk",
+			"fairness-zk",
+			"debate/k2-zk",
+			"debate/k3-zk",
+			"partition-zk",
+			"leader-crash-zk",
+			"debate/k11-quorum-split-zk",
+		},
 		New: func(env Env) (Lock, error) {
 			return &zkLib{env: env, s: newZKSession(env), path: zkLockPath(env.Key)}, nil
 		},

@@ -203,7 +203,13 @@ var magnitudes_ = []magnitude{
 		return 1000 * float64(o.Unfair) / float64(o.Acquisitions), true
 	}, events(2), 1.5, rate},
 	{"failed releases per 1,000 acquisitions", perThousand(func(o Outcome) float64 { return float64(o.FailedReleases) }), events(2), 1.5, rate},
-	{"rightful accesses refused per 1,000 acquisitions", perThousand(func(o Outcome) float64 { return float64(o.LegitRejections) }), events(2), 1.5, rate},
+	{
+		"rightful accesses refused per 1,000 acquisitions",
+		perThousand(func(o Outcome) float64 { return float64(o.LegitRejections) }),
+		events(2),
+		1.5,
+		rate,
+	},
 	{"token anomalies per 1,000 acquisitions", perThousand(func(o Outcome) float64 { return float64(o.TokenAnomalies) }), events(2), 1.5, rate},
 }
 

@@ -77,11 +77,23 @@ func TestWorseByMagnitude(t *testing.T) {
 		worse         bool
 		wantInMessage string
 	}{
-		{"the same status, ten times the windows", runs(Unsafe, 20), runs(Unsafe, 2), true, "double-ownership windows per 1,000 acquisitions: 100.0, against at most 10.0"},
+		{
+			"the same status, ten times the windows",
+			runs(Unsafe, 20),
+			runs(Unsafe, 2),
+			true,
+			"double-ownership windows per 1,000 acquisitions: 100.0, against at most 10.0",
+		},
 		{"a better status does not hide it (rescued, 159 windows, against unsafe with 1)", runs(Rescued, 159), runs(Unsafe, 1), true, "795.0"},
 		{"one window more is noise", runs(Unsafe, 3), runs(Unsafe, 2), false, ""},
 		{"half as much again plus two is not enough", runs(Unsafe, 7), runs(Unsafe, 4), false, ""},
-		{"three runs a side, every new run above the baseline's worst", runs(Unsafe, 30, 35, 40), runs(Unsafe, 5, 2, 8), true, "at least 150.0 in each of 3 runs"},
+		{
+			"three runs a side, every new run above the baseline's worst",
+			runs(Unsafe, 30, 35, 40),
+			runs(Unsafe, 5, 2, 8),
+			true,
+			"at least 150.0 in each of 3 runs",
+		},
 		{"three runs a side, overlapping", runs(Unsafe, 30, 6, 40), runs(Unsafe, 5, 2, 8), false, ""},
 		{"a cell against itself", runs(Unsafe, 5, 2, 8), runs(Unsafe, 5, 2, 8), false, ""},
 	}

@@ -73,7 +73,9 @@ func TestClassify(t *testing.T) {
 		detail   string
 	}{
 		{"control", checker.Verdict{MutualExclusion: checker.MutualExclusion{Holds: true}, Liveness: live,
-			Registers: map[string]checker.RegisterVerdict{resource.Unfenced: reg(checker.Yes, 0)}}, false, Safe, "", "mutual exclusion held; unfenced ok"},
+			Registers: map[string]checker.RegisterVerdict{
+				resource.Unfenced: reg(checker.Yes, 0),
+			}}, false, Safe, "", "mutual exclusion held; unfenced ok"},
 		{"no token", checker.Verdict{MutualExclusion: overlap, Liveness: live,
 			Registers: map[string]checker.RegisterVerdict{resource.Unfenced: reg(checker.No, 2)}}, false, Unsafe, "", "no token"},
 		{"fencing rescues", checker.Verdict{MutualExclusion: overlap, Liveness: live, Registers: map[string]checker.RegisterVerdict{
@@ -93,7 +95,16 @@ func TestClassify(t *testing.T) {
 	for _, c := range cases {
 		o := Classify(c.v, c.token)
 		if o.Status != c.want || strings.Join(o.Rescuers, ",") != c.rescuers || !strings.Contains(o.Detail, c.detail) {
-			t.Errorf("%s: got %s rescued by %v (%q), want %s by %q containing %q", c.name, o.Status, o.Rescuers, o.Detail, c.want, c.rescuers, c.detail)
+			t.Errorf(
+				"%s: got %s rescued by %v (%q), want %s by %q containing %q",
+				c.name,
+				o.Status,
+				o.Rescuers,
+				o.Detail,
+				c.want,
+				c.rescuers,
+				c.detail,
+			)
 		}
 	}
 }
@@ -128,7 +139,8 @@ func TestMeetsFollowsTheStrictOrder(t *testing.T) {
 	if !(Cell{Status: Unsafe}).Meets("") || (Cell{Status: Error}).Meets("") {
 		t.Error("without a gate every cell but an error passes")
 	}
-	if _, err := ParseRequire("rescue"); err == nil || !strings.Contains(err.Error(), "want one of safe, damaged, starved, rescued, stuck, inconclusive, unsafe") {
+	if _, err := ParseRequire("rescue"); err == nil ||
+		!strings.Contains(err.Error(), "want one of safe, damaged, starved, rescued, stuck, inconclusive, unsafe") {
 		t.Errorf("ParseRequire(rescue): %v", err)
 	}
 	if s, err := ParseRequire("damaged"); err != nil || s != Damaged {

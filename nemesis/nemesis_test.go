@@ -151,7 +151,18 @@ func TestClockFaultSetsTheClockAndHealResetsIt(t *testing.T) {
 	c := &fakeClock{}
 	rec := &recorder{}
 	n := newTestNemesis(map[string]Target{"client-1": c}, rec.record)
-	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "client-1", At: dur(10 * time.Millisecond), Params: ClockParams{Offset: signed(2 * time.Second), Rate: 1.1}}}})
+	_ = n.Start(
+		Schedule{
+			Faults: []Fault{
+				{
+					Kind:   ClockFault,
+					Target: "client-1",
+					At:     dur(10 * time.Millisecond),
+					Params: ClockParams{Offset: signed(2 * time.Second), Rate: 1.1},
+				},
+			},
+		},
+	)
 	time.Sleep(100 * time.Millisecond)
 	n.Heal()
 	if got := c.settings(); got != "2s@1.1 0s@1" {
@@ -167,7 +178,13 @@ func TestClockFaultSetsTheClockAndHealResetsIt(t *testing.T) {
 func TestClockFaultWithALengthSetsTheClockBack(t *testing.T) {
 	c := &fakeClock{}
 	n := newTestNemesis(map[string]Target{"client-1": c}, func(history.Event) {})
-	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "client-1", Params: &ClockParams{Offset: signed(-time.Second)}, For: dur(30 * time.Millisecond)}}})
+	_ = n.Start(
+		Schedule{
+			Faults: []Fault{
+				{Kind: ClockFault, Target: "client-1", Params: &ClockParams{Offset: signed(-time.Second)}, For: dur(30 * time.Millisecond)},
+			},
+		},
+	)
 	time.Sleep(150 * time.Millisecond)
 	if got := c.settings(); got != "-1s@0 0s@1" {
 		t.Fatalf("clock settings = %q", got)

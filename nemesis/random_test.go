@@ -118,7 +118,18 @@ func TestStrobeFlipsTheClockAndSetsItBack(t *testing.T) {
 	c := &fakeClock{}
 	rec := &recorder{}
 	n := newTestNemesis(map[string]Target{"n1": c}, rec.record)
-	_ = n.Start(Schedule{Faults: []Fault{{Kind: StrobeFault, Target: "n1", Params: StrobeParams{Offset: signed(5 * time.Second), Period: dur(40 * time.Millisecond)}, For: dur(150 * time.Millisecond)}}})
+	_ = n.Start(
+		Schedule{
+			Faults: []Fault{
+				{
+					Kind:   StrobeFault,
+					Target: "n1",
+					Params: StrobeParams{Offset: signed(5 * time.Second), Period: dur(40 * time.Millisecond)},
+					For:    dur(150 * time.Millisecond),
+				},
+			},
+		},
+	)
 	time.Sleep(300 * time.Millisecond)
 	n.Heal()
 	got := c.settings()
@@ -148,7 +159,9 @@ func TestStrobeHealedEarlyEndsAtTrueTime(t *testing.T) {
 	c := &fakeClock{}
 	rec := &recorder{}
 	n := newTestNemesis(map[string]Target{"n1": c}, rec.record)
-	_ = n.Start(Schedule{Faults: []Fault{{Kind: StrobeFault, Target: "n1", Params: StrobeParams{Offset: signed(-3 * time.Second), Period: dur(time.Hour)}}}})
+	_ = n.Start(
+		Schedule{Faults: []Fault{{Kind: StrobeFault, Target: "n1", Params: StrobeParams{Offset: signed(-3 * time.Second), Period: dur(time.Hour)}}}},
+	)
 	time.Sleep(50 * time.Millisecond)
 	n.Heal()
 	if got := c.settings(); got != "-3s@1 0s@1 0s@1" { // the strobe's own reset, then Heal's

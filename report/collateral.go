@@ -36,7 +36,9 @@ func collateralRows(c checker.Collateral) []collateralRow {
 func collateralTotal(c checker.Collateral) string {
 	s := c.Words()
 	if c.UncertainRejections > 0 {
-		s += "; " + strconv.Itoa(c.UncertainRejections) + " refused access(es) of uncertain standing (a fault touched the holder or a lock node after it began acquiring), not counted"
+		s += "; " + strconv.Itoa(
+			c.UncertainRejections,
+		) + " refused access(es) of uncertain standing (a fault touched the holder or a lock node after it began acquiring), not counted"
 	}
 	if a := c.FirstAnomaly; a != nil {
 		s += "; first token anomaly: " + a.Client + " took token " + strconv.FormatInt(a.Token, 10) + " at " + checker.Seconds(a.Offset) +

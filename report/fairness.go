@@ -57,12 +57,22 @@ func fairnessTotal(v checker.Verdict) string {
 	if f.Acquisitions == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("%d of %d acquisitions overtook someone (%.0f per 1,000), %d overtakes in all", f.Overtaking, f.Acquisitions, f.PerThousand(), f.Overtakes)
+	s := fmt.Sprintf(
+		"%d of %d acquisitions overtook someone (%.0f per 1,000), %d overtakes in all",
+		f.Overtaking,
+		f.Acquisitions,
+		f.PerThousand(),
+		f.Overtakes,
+	)
 	if f.Promised {
 		s += fmt.Sprintf("; the design promises first come, first served: %d unfair", f.Unfair)
 	}
-	s += fmt.Sprintf(". A client is starved when passed over for longer than %s by at least %d acquisitions of others; askers were refused %.0f%% of the run",
-		checker.Human(l.StarvedAfter), l.StarvedBy, 100*l.RefusedShare)
+	s += fmt.Sprintf(
+		". A client is starved when passed over for longer than %s by at least %d acquisitions of others; askers were refused %.0f%% of the run",
+		checker.Human(l.StarvedAfter),
+		l.StarvedBy,
+		100*l.RefusedShare,
+	)
 	if l.BarelyServed {
 		s += fmt.Sprintf(", more than the %.0f%% allowed: the lock barely served", 100*l.RefusedLimit)
 	}

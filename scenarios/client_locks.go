@@ -51,13 +51,27 @@ func (s *Scenario) resolveClientLocks() []*Error {
 		main := s.design
 		switch {
 		case d.ServiceName() != main.ServiceName():
-			bad(field, "%s runs on %s, the scenario's lock %s on %s: clients share a lock only on one service", name, d.ServiceName(), s.Lock, main.ServiceName())
+			bad(
+				field,
+				"%s runs on %s, the scenario's lock %s on %s: clients share a lock only on one service",
+				name,
+				d.ServiceName(),
+				s.Lock,
+				main.ServiceName(),
+			)
 		case d.Nodes != main.Nodes:
 			bad(field, "%s uses %d node(s), the scenario's lock %s %d: they would not take the same lock", name, d.Nodes, s.Lock, main.Nodes)
 		case d.ReadWrite != main.ReadWrite:
 			bad(field, "%s and the scenario's lock %s are not both read/write locks (or both mutexes)", name, s.Lock)
 		case d.HasToken() && main.HasToken() && d.Token != main.Token:
-			bad(field, "%s's fencing token (%s) is not of the kind of %s's (%s): the fenced registers cannot order them", name, d.Token, s.Lock, main.Token)
+			bad(
+				field,
+				"%s's fencing token (%s) is not of the kind of %s's (%s): the fenced registers cannot order them",
+				name,
+				d.Token,
+				s.Lock,
+				main.Token,
+			)
 		case s.Workload.Reentrant && !d.Reentrant:
 			bad(field, "%s is not reentrant (workload.reentrant)", name)
 		case d.Expires && s.TTL == 0:
@@ -86,7 +100,14 @@ func (s *Scenario) resolveClientLocks() []*Error {
 		case token == "":
 			token, first = d.Token, d.Name
 		case d.Token != token:
-			bad("client_locks."+client, "%s's fencing token (%s) is not of the kind of %s's (%s): the fenced registers cannot order them", d.Name, d.Token, first, token)
+			bad(
+				"client_locks."+client,
+				"%s's fencing token (%s) is not of the kind of %s's (%s): the fenced registers cannot order them",
+				d.Name,
+				d.Token,
+				first,
+				token,
+			)
 		}
 	}
 	return errs

@@ -167,7 +167,8 @@ func TestCheckProgram(t *testing.T) {
 		{nested, "lock: {command: [./run.sh]}", "x.yaml:2: lock.command[0]: ./run.sh is not an executable file on this machine " +
 			"(relative paths are taken from the folder of x.yaml: " + filepath.Join(dir, "scenarios") + ")"},
 		{nested, "lock: {command: [python3, my_lock.py]}", "x.yaml:2: lock.command[1]: my_lock.py does not exist on this machine"},
-		{nested, "lock: {command: [python3, ../nope.py], dir: ..}", "lock.command[1]: ../nope.py does not exist on this machine (relative paths are taken from its dir: " + dir + ")"},
+		{nested, "lock: {command: [python3, ../nope.py], dir: " +
+			"..}", "lock.command[1]: ../nope.py does not exist on this machine (relative paths are taken from its dir: " + dir + ")"},
 	} {
 		s, err := Parse(c.path, []byte(byolScenario(c.lock)))
 		if err != nil {

@@ -130,9 +130,20 @@ its file name); lockcheck merge then combines the jobs' reports into one.`,
 	f.IntVar(&o.Seeds, "seeds", 1, "seeds (1..N) for each scenario with a random schedule")
 	f.StringVar(&resultsDir, "results", "results", "folder for run folders")
 	f.StringVar(&out, "out", "results/DEBATE.md", "where to write the report")
-	f.StringVar(&record, "record", "", "also store these runs in this repeatability record, as the measurement of this provider and condition (replacing an earlier one)")
+	f.StringVar(
+		&record,
+		"record",
+		"",
+		"also store these runs in this repeatability record, as the measurement of this provider and condition (replacing an earlier one)",
+	)
 	f.StringVar(&condition, "condition", "", "the condition the record names (default: quiet with --parallel 1, loaded with more)")
-	f.IntVar(&o.Parallel, "parallel", 1, "runs side by side (each has its own servers, ports and folder); 2 makes every run share the machine with another, the loaded condition of make debate-repeat")
+	f.IntVar(
+		&o.Parallel,
+		"parallel",
+		1,
+		"runs side by side (each has its own servers, ports and folder); 2 makes every run share the machine with another, the loaded "+
+			"condition of make debate-repeat",
+	)
 	f.StringVar(&repeatability, "repeatability", "scenarios/debate/repeatability.json", "repeatability record to show")
 	f.StringVar(&junitFile, "junit", "", "also write JUnit XML here: one test case per run")
 	addProviderFlag(cmd, &provider, &endpoints)

@@ -208,7 +208,8 @@ func TestInitGoTemplatePassesItsControl(t *testing.T) {
 	if !strings.HasPrefix(next, "go mod tidy && go test ") {
 		t.Fatalf("init --lang go prints no go test command:\n%s", out)
 	}
-	gomod := "module example.com/project\n\ngo 1.26\n\nrequire github.com/lockcheck/lockcheck v0.0.0\n\nreplace github.com/lockcheck/lockcheck => " + root + "\n"
+	gomod := "module example.com/project\n\ngo 1.26\n\nrequire github.com/lockcheck/lockcheck v0.0.0\n\nreplace " +
+		"github.com/lockcheck/lockcheck => " + root + "\n"
 	if err := os.WriteFile("go.mod", []byte(gomod), 0o644); err != nil {
 		t.Fatal(err)
 	}

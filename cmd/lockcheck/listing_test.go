@@ -41,7 +41,8 @@ func TestListingsFitIn100Columns(t *testing.T) {
 		}
 	}
 	narrow, wide := runCommand(t, "list"), runCommand(t, "list", "--wide")
-	if strings.Contains(narrow, "INCR of <key>:token in the acquiring script") || !strings.Contains(wide, "INCR of <key>:token in the acquiring script") {
+	if strings.Contains(narrow, "INCR of <key>:token in the acquiring script") ||
+		!strings.Contains(wide, "INCR of <key>:token in the acquiring script") {
 		t.Errorf("the fencing token in full belongs to --wide (and -v), not the narrow list")
 	}
 	verbose := runCommand(t, "list", "-v")

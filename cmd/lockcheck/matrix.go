@@ -21,8 +21,9 @@ func newMatrixCommand() *cobra.Command {
 	var o matrix.Options
 	var resultsDir, junitFile, require, provider, endpoints, shardFlag, baseline, baselineLock string
 	cmd := &cobra.Command{
-		Use:   "matrix",
-		Short: "Run a grid of locks × faults and tabulate safe / damaged / starved / rescued by fencing / stuck / unsafe (exit 1: a cell fails --require or --baseline)",
+		Use: "matrix",
+		Short: "Run a grid of locks × faults and tabulate safe / damaged / starved / rescued by fencing / stuck / unsafe (exit 1: a cell " +
+			"fails --require or --baseline)",
 		Long: `Run every lock design under every generic fault (flags narrow the grid), one ordinary
 scenario run per cell, and write the grid as Markdown, JSON and HTML into
 RESULTS/matrix/<time>/ (RESULTS/matrix/latest points at the newest). Each cell says, best first:
@@ -83,7 +84,10 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 			var base *matrix.Matrix
 			switch {
 			case baseline != "" && baselineLock != "":
-				return &exitError{exitHarness, fmt.Errorf("--baseline and --baseline-lock: give one (a matrix of an earlier run, or a row of this one)")}
+				return &exitError{
+					exitHarness,
+					fmt.Errorf("--baseline and --baseline-lock: give one (a matrix of an earlier run, or a row of this one)"),
+				}
 			case baseline != "":
 				var again, recorded int
 				if base, again, recorded, err = matrix.ReadBaseline(baseline); err != nil {
@@ -132,7 +136,12 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 	f.StringVar(&require, "require", "", "gate: every cell must have this status or a better one: "+checker.OutcomeNames()+" (exit 1 otherwise)")
 	addProviderFlag(cmd, &provider, &endpoints)
 	f.StringVar(&shardFlag, "shard", "", "run only part K of N of the grid (e.g. 2/3), for a CI job matrix; lockcheck merge combines the parts")
-	f.StringVar(&baseline, "baseline", "", "gate: exit 1 if a cell got worse than in this earlier matrix (matrix.json, matrix folder or results folder)")
+	f.StringVar(
+		&baseline,
+		"baseline",
+		"",
+		"gate: exit 1 if a cell got worse than in this earlier matrix (matrix.json, matrix folder or results folder)",
+	)
 	f.StringVar(&baselineLock, "baseline-lock", "", "gate: exit 1 if a cell of another row got worse than this lock's cell under the same fault")
 	return cmd
 }
