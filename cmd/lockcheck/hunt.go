@@ -13,6 +13,7 @@ import (
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/hunt"
+	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/runner"
 )
 
@@ -21,7 +22,7 @@ func newHuntCommand() *cobra.Command {
 	var runs int
 	var seed int64
 	var faults []string
-	var resultsDir string
+	var resultsDir, mode string
 	var noShrink bool
 	var sc shrinkConfig
 	cmd := &cobra.Command{
@@ -35,7 +36,7 @@ design file (my-lock.yaml).
 Each run: four clients, 50 ms holds, a 400 ms lease (or the service's shortest), one package
 that aims each fault at the holder, a waiter or the overtaken client, at the moments they can
 matter, for 1.2–3 TTLs; it stops shortly after the first double ownership. A progress line per
-run gives the runs, the faults drawn so far and the best finding.
+run gives the runs, the faults applied so far and the best finding.
 
 What it finds is shrunk at once (lockcheck shrink; --no-shrink to skip): the run folder gets
 shrunk.yaml, the smallest schedule found that breaks the lock every time.`,
@@ -47,7 +48,7 @@ shrunk.yaml, the smallest schedule found that breaks the lock every time.`,
 			if each <= 0 {
 				return &exitError{exitHarness, fmt.Errorf("--each %s: must be positive", each)}
 			}
-			spec := hunt.Spec{Lock: args[0], Faults: faults, Within: each}
+			spec := hunt.Spec{Lock: args[0], Faults: faults, Within: each, Mode: mode}
 			if _, err := hunt.Scenario(spec); err != nil {
 				return &exitError{exitHarness, fmt.Errorf("%w (faults a hunt draws: %s)", err, strings.Join(hunt.ClientKinds(), ", "))}
 			}
@@ -58,7 +59,7 @@ shrunk.yaml, the smallest schedule found that breaks the lock every time.`,
 			if len(faults) == 0 {
 				faults = hunt.DefaultFaults
 			}
-			fmt.Fprintf(out, "hunt %s under %s: each run up to %s, budget %s\n", args[0], strings.Join(faults, ", "), each, budgetWords(budget, runs))
+			fmt.Fprintf(out, "hunt %s under %s (%s mode): each run up to %s, budget %s\n", args[0], strings.Join(faults, ", "), mode, each, budgetWords(budget, runs))
 			ctx := cmd.Context()
 			started := time.Now()
 			var drawn atomic.Int64
@@ -90,7 +91,7 @@ shrunk.yaml, the smallest schedule found that breaks the lock every time.`,
 				if found {
 					best = fmt.Sprintf("%s, two holders %s into seed %d", checker.Judge(res.Verdict).Outcome, at.Round(10*time.Millisecond), spec.Seed)
 				}
-				fmt.Fprintf(out, "run %d (seed %d): %d fault(s) drawn so far, %s elapsed; best finding: %s\n",
+				fmt.Fprintf(out, "run %d (seed %d): %d fault(s) applied so far, %s elapsed; best finding: %s\n",
 					n, spec.Seed, drawn.Load(), time.Since(started).Round(time.Second), best)
 				if !found {
 					_ = os.RemoveAll(res.Dir) // a run that found nothing is not worth keeping
@@ -109,7 +110,7 @@ shrunk.yaml, the smallest schedule found that breaks the lock every time.`,
 				}
 				return &exitError{exitMismatch, nil}
 			}
-			fmt.Fprintf(out, "nothing found: %d fault(s) drawn in %s\n", drawn.Load(), time.Since(started).Round(time.Second))
+			fmt.Fprintf(out, "nothing found: %d fault(s) applied in %s\n", drawn.Load(), time.Since(started).Round(time.Second))
 			return nil
 		},
 	}
@@ -121,6 +122,8 @@ shrunk.yaml, the smallest schedule found that breaks the lock every time.`,
 	f.StringSliceVar(&faults, "faults", nil, "fault kinds the hunt draws (default "+strings.Join(hunt.DefaultFaults, ",")+
 		"; any of "+strings.Join(hunt.ClientKinds(), ", ")+")")
 	f.StringVar(&resultsDir, "results", "results", "folder for run folders")
+	f.StringVar(&mode, "mode", nemesis.ModeHunt, "how the package aims its faults: hunt (at the holder, a waiter, the overtaken) or random "+
+		"(Jepsen's style: any client at any moment; more faults before a find, for shrinking to cut)")
 	f.BoolVar(&noShrink, "no-shrink", false, "do not shrink what is found")
 	sc.flags(cmd)
 	return cmd
