@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lockcheck/lockcheck/nemesis"
@@ -134,7 +135,11 @@ func (s *search) try(what string, change func(c *scenarios.Scenario)) (bool, err
 	change(&c)
 	cand, err := scenarios.New(c)
 	if err != nil { // a candidate the rules refuse is no candidate
-		s.o.Log("skip %s: %v", what, err)
+		msg, _, more := strings.Cut(err.Error(), "\n")
+		if more {
+			msg += " (and more)"
+		}
+		s.o.Log("skip %s: %s", what, msg)
 		return false, nil
 	}
 	ok, err := s.holds(cand)
@@ -286,7 +291,7 @@ func (s *search) bisect(i int, name, what string, get func(nemesis.Fault) time.D
 		if mid <= lo || mid >= hi {
 			break
 		}
-		ok, err := s.try(fmt.Sprintf("%s: %s %s instead of %s", name, what, mid, hi), set(mid))
+		ok, err := s.try(fmt.Sprintf("%s: %s %s instead of %s", name, what, mid, hi.Round(time.Millisecond)), set(mid))
 		if err != nil {
 			return err
 		}
