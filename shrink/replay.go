@@ -89,8 +89,12 @@ func FromRun(sc *scenarios.Scenario, events []history.Event, violation int64) (R
 func anchor(f nemesis.Fault, hf history.Fault, events []history.Event) nemesis.Fault {
 	client := isClient(hf.Target)
 	held := count(events, hf.Target, history.OK, history.Acquire, hf.Start)
+	as := hf.As
+	if as == "" && hf.Point == "" && client { // a fault aimed at no state (Jepsen's style): the state the history shows
+		as = stateAt(events, hf.Target, hf.Start)
+	}
 	switch {
-	case client && held > 0 && (hf.As == nemesis.Holder || hf.As == nemesis.Overtaken || slices.Contains(holdPoints, hf.Point)):
+	case client && held > 0 && (as == nemesis.Holder || as == nemesis.Overtaken || slices.Contains(holdPoints, hf.Point)):
 		// The client's current hold: pinned to its point (after-acquire when it was hit while
 		// holding, which leaves the fault the whole of the hold), at that acquisition.
 		f.Point, f.Occurrence, f.At = hf.Point, held, 0
@@ -101,10 +105,34 @@ func anchor(f nemesis.Fault, hf history.Fault, events []history.Event) nemesis.F
 		// A design's own point, inside an acquire (or a release): at that attempt.
 		f.Point, f.At = hf.Point, 0
 		f.Occurrence = max(1, count(events, hf.Target, history.Invoke, history.Acquire, hf.Start))
-	case client && hf.As == nemesis.Waiter:
+	case client && as == nemesis.Waiter:
 		f.Target = nemesis.Waiter // whoever waits from then on
 	}
 	return f
+}
+
+// stateAt is the lock state the history shows client in at time t: Holder from its acquire's ok
+// until it invokes a release (or loses the lock, or dies), Waiter while an acquire of its is
+// pending, "" otherwise.
+func stateAt(events []history.Event, client string, t int64) string {
+	state := ""
+	for _, e := range events {
+		if e.Time > t {
+			break
+		}
+		if e.Process != client {
+			continue
+		}
+		switch {
+		case e.F == history.Acquire && e.Type == history.Invoke:
+			state = nemesis.Waiter
+		case e.F == history.Acquire && e.Type == history.OK:
+			state = nemesis.Holder
+		case e.F == history.Acquire, e.F == history.Release && e.Type == history.Invoke, e.F == history.Lost, e.F == history.Crash:
+			state = ""
+		}
+	}
+	return state
 }
 
 // count is how many events of type t and operation op the process made up to time t0.

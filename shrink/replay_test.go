@@ -59,6 +59,16 @@ func TestFromRunPinsFaultsWhereTheyMattered(t *testing.T) {
 	if tp := r.Timed.Nemesis[0].Fault; tp.Target != c2 || tp.At.D() != 200*time.Millisecond || tp.Point != "" {
 		t.Errorf("timed: %+v; want client-2 at 200ms", tp)
 	}
+	// A fault aimed at no state is pinned by the state the history shows its target in.
+	for _, c := range []struct {
+		client string
+		at     int64
+		want   string
+	}{{c2, ms(120), nemesis.Holder}, {c2, ms(165), ""}, {c2, ms(185), nemesis.Waiter}, {c3, ms(200), nemesis.Waiter}} {
+		if got := stateAt(events, c.client, c.at); got != c.want {
+			t.Errorf("%s at %dms: %q, want %q", c.client, (c.at-ms(0))/int64(time.Millisecond), got, c.want)
+		}
+	}
 	words := Describe(r.Anchored)
 	for _, want := range []string{"client-2 paused for 2.2 TTLs (900ms) right after its second acquisition",
 		"a client waiting while another holds had its clock stepped by +2s for 0.8 TTLs (300ms) from 250ms into the run"} {

@@ -198,6 +198,11 @@ func (s *search) ddmin() error {
 				return nil
 			}
 			n = min(2*n, len(all))
+			continue
+		}
+		// Fewer faults may need less of a run: rejected candidates then cost less.
+		if err := s.shorterRun(); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -353,11 +358,18 @@ func (s *search) fewerNodes(i int, name string) error {
 	return nil
 }
 
-// shorterRun halves the run's length while the violation still shows, down to MinDuration.
+// shorterRun halves the run's length while the violation still shows, down to MinDuration, and
+// not below the end of the last fault pinned to a time (plus two TTLs for it to take effect).
 func (s *search) shorterRun() error {
 	for {
 		d := s.cur.Duration.D()
-		next := max(s.o.MinDuration, (d / 2).Round(100*time.Millisecond))
+		last := time.Duration(0)
+		for _, e := range s.cur.Nemesis {
+			if e.Random == nil && e.Point == "" {
+				last = max(last, e.At.D()+e.For.D()+2*s.cur.TTL.D())
+			}
+		}
+		next := max(s.o.MinDuration, (d / 2).Round(100*time.Millisecond), last.Round(100*time.Millisecond))
 		if next >= d {
 			return nil
 		}
