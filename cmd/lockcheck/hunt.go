@@ -27,7 +27,8 @@ func newHuntCommand() *cobra.Command {
 	var sc shrinkConfig
 	cmd := &cobra.Command{
 		Use:   "hunt LOCK",
-		Short: "Hunt a lock for double ownership under faults aimed where they matter, seed after seed; shrink what it finds (exit 0: nothing found, 1: found, 2: harness error)",
+		Short: "Hunt a lock for double ownership under faults aimed where they matter, seed after seed, and shrink " +
+			"what it finds (exit 0: nothing found, 1: found, 2: harness error)",
 		Long: `Run hunt-mode random packages (docs/HUNTING.md) against a lock on its service, seed after
 seed, until a run shows two clients holding the lock at once or the budget (--for, --runs) is
 spent. LOCK is a design's name (lockcheck list), a library at a version (redsync@v4.0.3) or a
@@ -59,7 +60,8 @@ shrunk.yaml, the smallest schedule found that breaks the lock every time.`,
 			if len(faults) == 0 {
 				faults = hunt.DefaultFaults
 			}
-			fmt.Fprintf(out, "hunt %s under %s (%s mode): each run up to %s, budget %s\n", args[0], strings.Join(faults, ", "), mode, each, budgetWords(budget, runs))
+			fmt.Fprintf(out, "hunt %s under %s (%s mode): each run up to %s, budget %s\n",
+				args[0], strings.Join(faults, ", "), mode, each, budgetWords(budget, runs))
 			ctx := cmd.Context()
 			started := time.Now()
 			var drawn atomic.Int64
