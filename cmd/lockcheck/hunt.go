@@ -26,7 +26,7 @@ func newHuntCommand() *cobra.Command {
 	var noShrink bool
 	var sc shrinkConfig
 	cmd := &cobra.Command{
-		Use:   "hunt LOCK",
+		Use: "hunt LOCK",
 		Short: "Hunt a lock for double ownership under faults aimed where they matter, seed after seed, and shrink " +
 			"what it finds (exit 0: nothing found, 1: found, 2: harness error)",
 		Long: `Run hunt-mode random packages (docs/HUNTING.md) against a lock on its service, seed after
