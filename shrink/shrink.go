@@ -242,15 +242,16 @@ func (s *search) simplify(i int) error {
 			c.Nemesis[i].Fault = f
 		})
 	}
-	// One client, the first: clients are alike, and client-1 is the first to take the lock.
-	if t := e.Target; isClient(t) && t != "client-1" {
-		if _, err := set("on client-1 instead of "+t, func(f *nemesis.Fault) { f.Target = "client-1" }); err != nil {
-			return err
-		}
-	}
+	// The first pass first: then every client is at the same place in its run.
 	if e.Point != "" && e.Occurrence > 1 {
 		if _, err := set(fmt.Sprintf("at the first pass of %s instead of pass %d", e.Point, e.Occurrence),
 			func(f *nemesis.Fault) { f.Occurrence = 1 }); err != nil {
+			return err
+		}
+	}
+	// One client, the first: clients are alike, and client-1 is the first to take the lock.
+	if t := e.Target; isClient(t) && t != "client-1" {
+		if _, err := set("on client-1 instead of "+t, func(f *nemesis.Fault) { f.Target = "client-1" }); err != nil {
 			return err
 		}
 	}
