@@ -56,6 +56,8 @@ type search struct {
 	o     Options
 	res   Result
 	cur   *scenarios.Scenario
+	// tried holds the candidates rejected so far, by their YAML: one is not tried twice.
+	tried map[string]bool
 }
 
 // Shrink shrinks sc. It fails with ErrNotReproduced when sc itself does not show the violation
@@ -73,7 +75,7 @@ func Shrink(ctx context.Context, sc *scenarios.Scenario, trial Trial, o Options)
 	if o.Log == nil {
 		o.Log = func(string, ...any) {}
 	}
-	s := &search{ctx: ctx, trial: trial, o: o, cur: sc}
+	s := &search{ctx: ctx, trial: trial, o: o, cur: sc, tried: map[string]bool{}}
 	s.res.Before = len(sc.Nemesis)
 	ok, err := s.holds(sc)
 	switch {
@@ -142,10 +144,19 @@ func (s *search) try(what string, change func(c *scenarios.Scenario)) (bool, err
 		s.o.Log("skip %s: %s", what, msg)
 		return false, nil
 	}
+	key, err := cand.YAML()
+	if err != nil {
+		return false, err
+	}
+	if s.tried[string(key)] {
+		s.o.Log("%s: rejected before", what)
+		return false, nil
+	}
 	ok, err := s.holds(cand)
 	if err != nil {
 		return false, err
 	}
+	s.tried[string(key)] = !ok
 	s.o.Log("%s: %s", what, map[bool]string{true: "kept (violated in every trial)", false: "rejected"}[ok])
 	if ok {
 		s.cur = cand
