@@ -105,6 +105,13 @@ func (s *search) run() error {
 			return err
 		}
 	}
+	// A fault that was needed beside another at its old place may not be once that one is
+	// simpler (at its first acquisition, say): one more pass of ddmin.
+	if len(s.cur.Nemesis) > 1 {
+		if err := s.ddmin(); err != nil {
+			return err
+		}
+	}
 	return s.shorterRun()
 }
 
