@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +12,9 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history/synth"
+	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/shrink"
 )
 
 // The whole path on real servers: a hunt on set-nx-px under pauses finds a double ownership,
@@ -44,8 +47,9 @@ func TestHuntAndShrinkEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(sc.Nemesis); n < 1 || n > 2 || sc.Expect.MutualExclusion != "violated" {
-		t.Fatalf("shrunk.yaml has %d faults (want 1..2), expects mutual_exclusion %q", n, sc.Expect.MutualExclusion)
+	// violated in every run of the final check, or in some: then a sometimes: block says how often
+	if n := len(sc.Nemesis); n < 1 || n > 2 || (sc.Expect.MutualExclusion != "violated") == (sc.Sometimes == nil) {
+		t.Fatalf("shrunk.yaml has %d faults (want 1..2), expects mutual_exclusion %q, sometimes %+v", n, sc.Expect.MutualExclusion, sc.Sometimes)
 	}
 	for _, e := range sc.Nemesis {
 		if e.Random != nil || (e.Point == "" && e.At == 0) {
@@ -87,5 +91,41 @@ func TestHuntAndShrinkEndToEnd(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(odd, "shrunk.yaml")); err == nil {
 		t.Fatal("shrink wrote shrunk.yaml though nothing reproduced")
+	}
+}
+
+// What shrink writes loads back as the scenario it shrank to; a result the final check saw in
+// only some runs states its rate in a sometimes: block instead of expecting the violation.
+func TestShrunkTextLoadsBack(t *testing.T) {
+	sc, err := scenarios.New(scenarios.Scenario{Name: "hunt-set-nx-px-pause-hunt", Lock: "set-nx-px", Clients: 4,
+		TTL: scenarios.Duration(400 * time.Millisecond), Duration: scenarios.Duration(3 * time.Second), Claims: []string{"K2"},
+		Nemesis: []scenarios.Entry{{Fault: nemesis.Fault{Kind: "pause", Target: "client-1", Point: "after-acquire", Occurrence: 1,
+			For: scenarios.Duration(480 * time.Millisecond)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := shrink.Result{Scenario: sc, Before: 7, After: 1, Trials: 30}
+	for _, c := range []struct {
+		shown int
+		every bool
+	}{{10, true}, {7, false}} {
+		path := filepath.Join(t.TempDir(), "shrunk.yaml")
+		text, err := shrunkText(res, "results/hunt-set-nx-px-pause-hunt/20261125T181413.198", path, c.shown, 10, time.Minute, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(path, text, 0o644)
+		got, err := scenarios.Load(path)
+		if err != nil {
+			t.Fatalf("%s\n%v", text, err)
+		}
+		want := fmt.Sprintf("# reproduced in %d of 10 runs", c.shown)
+		if !strings.Contains(string(text), want) || got.Name != "shrunk-hunt-set-nx-px-pause-hunt" || len(got.Claims) > 0 ||
+			!strings.Contains(got.Description, "from run 20261125T181413.198 (7 → 1 faults): client-1 paused for 1.2 TTLs (480ms) right after its first acquisition") {
+			t.Errorf("shrunk.yaml:\n%s", text)
+		}
+		if c.every != (got.Expect.MutualExclusion == "violated") || c.every != (got.Sometimes == nil) {
+			t.Errorf("%d of 10: expect %+v, sometimes %+v", c.shown, got.Expect, got.Sometimes)
+		}
 	}
 }
