@@ -120,8 +120,9 @@ func TestShrunkTextLoadsBack(t *testing.T) {
 			t.Fatalf("%s\n%v", text, err)
 		}
 		want := fmt.Sprintf("# reproduced in %d of 10 runs", c.shown)
+		words := "from run 20261125T181413.198 (7 → 1 faults): client-1 paused for 1.2 TTLs (480ms) right after its first acquisition"
 		if !strings.Contains(string(text), want) || got.Name != "shrunk-hunt-set-nx-px-pause-hunt" || len(got.Claims) > 0 ||
-			!strings.Contains(got.Description, "from run 20261125T181413.198 (7 → 1 faults): client-1 paused for 1.2 TTLs (480ms) right after its first acquisition") {
+			!strings.Contains(got.Description, words) {
 			t.Errorf("shrunk.yaml:\n%s", text)
 		}
 		if c.every != (got.Expect.MutualExclusion == "violated") || c.every != (got.Sometimes == nil) {
