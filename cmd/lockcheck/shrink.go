@@ -197,8 +197,8 @@ func shrunkText(res shrink.Result, from, path string, shown, runs int, took time
 		s.Sometimes = &scenarios.Sometimes{What: "two clients held the lock at once", Expect: checker.Expect{MutualExclusion: "violated"},
 			Rate: fmt.Sprintf("%d/%d", shown, runs), Tolerance: 0.2}
 	}
-	s.Description = fmt.Sprintf("Shrunk by lockcheck shrink from run %s (%d → %d faults): %s. Two clients then hold the lock at once.",
-		filepath.Base(from), res.Before, res.After, shrink.Describe(res.Scenario))
+	s.Description = fmt.Sprintf("Shrunk by lockcheck shrink from run %s (%d → %d faults): %s. Two clients then hold the lock at once "+
+		"(in %d of %d runs when it was shrunk).", filepath.Base(from), res.Before, res.After, shrink.Describe(res.Scenario), shown, runs)
 	how := "faults pinned to program points and lock states"
 	if !anchored {
 		how = "faults at the times the run applied them"
