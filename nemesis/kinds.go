@@ -88,6 +88,7 @@ type kindFuncs interface {
 	apply(n *Nemesis, f Fault, stopped bool)
 	label(f history.Fault) string
 	decode(own map[string]yaml.Node, bad Report) (params any, unknown []string)
+	replayed(raw json.RawMessage) (any, error)
 }
 
 // define makes a registry entry of a spec.
@@ -177,6 +178,10 @@ func nodesLabel(nodes []string) string {
 	return " ↔ " + strings.Join(nodes, ",")
 }
 
+// Replayed is the parameters a recorded fault's invoke kept (history.Fault.Params) as a planned
+// fault of this kind takes them (Fault.Params): how a schedule that replays a run is built.
+func (k *Kind) Replayed(raw json.RawMessage) (any, error) { return k.funcs.replayed(raw) }
+
 // Check checks a planned fault against a scenario: its kind, its length, and the kind's own
 // rules. Fields are reported relative to the entry ("target", "for").
 func Check(f Fault, v View, bad Report) {
@@ -238,4 +243,15 @@ func (s *spec[P]) label(f history.Fault) string {
 		p = *new(P) // parameters this build cannot read: describe the fault without them
 	}
 	return s.Label(f, p)
+}
+
+func (s *spec[P]) replayed(raw json.RawMessage) (any, error) {
+	p := new(P)
+	if len(raw) == 0 {
+		return p, nil
+	}
+	if err := json.Unmarshal(raw, p); err != nil {
+		return nil, fmt.Errorf("%s parameters %s: %w", s.Name, raw, err)
+	}
+	return p, nil
 }

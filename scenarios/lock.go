@@ -147,6 +147,25 @@ func (s *Scenario) resolveLock(root *yaml.Node) []*Error {
 	return errs
 }
 
+// DesignNamed resolves a registered design's name or a design file (relative to the folder of a
+// scenario at path) as a scenario's lock: a tool that builds a scenario for a design can size it
+// by the design's service (its shortest lease) before building it.
+func DesignNamed(spec LockSpec, path string) (locks.Design, error) {
+	s := Scenario{LockSpec: spec, Path: path}
+	if spec.Inline != nil {
+		return locks.ExternalDesign(*spec.Inline), nil
+	}
+	if errs := s.resolveLock(nil); len(errs) > 0 {
+		for _, e := range errs {
+			if e.File == "" {
+				e.File = path
+			}
+		}
+		return locks.Design{}, joinErrors(errs)
+	}
+	return s.design, nil
+}
+
 func (s *Scenario) setDesign(d locks.Design) {
 	s.design, s.Lock, s.lockOK = d, d.Name, true
 }

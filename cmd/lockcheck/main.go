@@ -86,5 +86,6 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newRunCommand(), newCheckCommand(), newListCommand(), newFaultsCommand(), newWorkerCommand(), newMatrixCommand(), newDebateCommand())
 	root.AddCommand(newReportCommand(), newServeCommand(), newImagesCommand(), newMergeCommand())
 	root.AddCommand(newScenariosCommand(), newInitCommand()) // scenarios_cmd.go, init.go
+	root.AddCommand(newHuntCommand(), newShrinkCommand())    // hunt.go, shrink.go
 	return root
 }

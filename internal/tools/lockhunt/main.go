@@ -22,14 +22,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/hunt"
 	"github.com/lockcheck/lockcheck/internal/proc"
 	"github.com/lockcheck/lockcheck/locks"
-	"github.com/lockcheck/lockcheck/nemesis"
 	_ "github.com/lockcheck/lockcheck/providers/all" // where servers may run
 	"github.com/lockcheck/lockcheck/runner"
 	"github.com/lockcheck/lockcheck/scenarios"
-	"github.com/lockcheck/lockcheck/services"
 	_ "github.com/lockcheck/lockcheck/services/all" // the service kinds
 	"github.com/lockcheck/lockcheck/workloads"
 )
@@ -165,40 +163,9 @@ func (c config) check() error {
 	return nil
 }
 
-// cellScenario is the scenario of one design × fault × mode: four clients on a short lease (or
-// the service's shortest), the workload of the random-pauses scenario, and a package of one fault
-// kind (clock steps up to ±5 TTLs, delays up to 2 TTLs). Random draws any client, every 1.5 TTLs
-// on average, for 0.5–2.5 TTLs (the shape of scenarios/debate/k2-random-pauses-set-nx-px.yaml);
-// hunt uses its defaults (every 2 TTLs, 1.2–3 TTLs, aimed by the lock's state).
+// cellScenario is the scenario of one design × fault × mode (package hunt builds it).
 func cellScenario(design, fault, mode string, seed int64, within time.Duration) (*scenarios.Scenario, error) {
-	d, err := locks.Get(design)
-	if err != nil {
-		return nil, err
-	}
-	plan, err := services.MustPlan(services.Spec{Design: d})
-	if err != nil {
-		return nil, err
-	}
-	pkg := &nemesis.Random{Mode: nemesis.ModeHunt, Faults: []string{fault}}
-	if mode == "random" {
-		pkg = &nemesis.Random{Faults: []string{fault}, Targets: []string{"client-1", "client-2", "client-3", "client-4"},
-			Interval: scenarios.TTLs(1.5), MinFor: scenarios.TTLs(0.5), MaxFor: scenarios.TTLs(2.5)}
-	}
-	switch fault {
-	case history.Clock:
-		pkg.MaxOffset = scenarios.TTLs(5)
-	case history.Delay:
-		pkg.MaxLatency = scenarios.TTLs(2)
-	}
-	ms := func(n int) scenarios.Duration { return scenarios.Duration(time.Duration(n) * time.Millisecond) }
-	name := fmt.Sprintf("hunt-%s-%s-%s", design, fault, mode)
-	return scenarios.New(scenarios.Scenario{
-		Name: name, Path: name + ".yaml", Comment: "lockhunt: " + design + " × " + fault + ", " + mode,
-		LockSpec: scenarios.LockSpec{Name: design}, Clients: 4, Seed: seed,
-		TTL: scenarios.Duration(max(400*time.Millisecond, plan.MinTTL)), Duration: scenarios.Duration(within),
-		Workload: scenarios.Workload{Hold: ms(50), Think: ms(10), Stagger: ms(50), AcquireTimeout: ms(3000)},
-		Nemesis:  []scenarios.Entry{{Random: pkg}},
-	})
+	return hunt.Scenario(hunt.Spec{Lock: design, Faults: []string{fault}, Mode: mode, Seed: seed, Within: within})
 }
 
 // cell is one design × fault × mode over the seeds.
@@ -257,15 +224,8 @@ func runOnce(ctx context.Context, c config, exe, design, fault, mode string, see
 	if !c.keep {
 		_ = os.RemoveAll(res.Dir)
 	}
-	w := res.Verdict.MutualExclusion.Windows
-	if len(w) == 0 {
-		return 0, false, nil
-	}
-	first := w[0].Offset
-	for _, x := range w {
-		first = min(first, x.Offset)
-	}
-	return first, true, nil
+	first, found := hunt.FirstViolation(res.Verdict)
+	return first, found, nil
 }
 
 func report(c config, cells map[string]*cell, wall time.Duration) string {

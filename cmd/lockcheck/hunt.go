@@ -1,0 +1,142 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/hunt"
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/runner"
+)
+
+func newHuntCommand() *cobra.Command {
+	var budget, each time.Duration
+	var runs int
+	var seed int64
+	var faults []string
+	var resultsDir, mode string
+	var noShrink bool
+	var sc shrinkConfig
+	cmd := &cobra.Command{
+		Use: "hunt LOCK",
+		Short: "Hunt a lock for double ownership under faults aimed where they matter, seed after seed, and shrink " +
+			"what it finds (exit 0: nothing found, 1: found, 2: harness error)",
+		Long: `Run hunt-mode random packages (docs/HUNTING.md) against a lock on its service, seed after
+seed, until a run shows two clients holding the lock at once or the budget (--for, --runs) is
+spent. LOCK is a design's name (lockcheck list), a library at a version (redsync@v4.0.3) or a
+design file (my-lock.yaml).
+
+Each run: four clients, 50 ms holds, a 400 ms lease (or the service's shortest), one package
+that aims each fault at the holder, a waiter or the overtaken client, at the moments they can
+matter, for 1.2–3 TTLs; it stops shortly after the first double ownership. A progress line per
+run gives the runs, the faults applied so far and the best finding.
+
+What it finds is shrunk at once (lockcheck shrink; --no-shrink to skip): the run folder gets
+shrunk.yaml, the smallest schedule found that breaks the lock every time.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if budget <= 0 && runs <= 0 {
+				return &exitError{exitHarness, fmt.Errorf("--for and --runs: give a budget (e.g. --for 2m)")}
+			}
+			if each <= 0 {
+				return &exitError{exitHarness, fmt.Errorf("--each %s: must be positive", each)}
+			}
+			spec := hunt.Spec{Lock: args[0], Faults: faults, Within: each, Mode: mode}
+			if _, err := hunt.Scenario(spec); err != nil {
+				return &exitError{exitHarness, fmt.Errorf("%w (faults a hunt draws: %s)", err, strings.Join(hunt.ClientKinds(), ", "))}
+			}
+			if err := runner.CheckMachine(); err != nil {
+				return &exitError{exitHarness, err}
+			}
+			out := cmd.OutOrStdout()
+			if len(faults) == 0 {
+				faults = hunt.DefaultFaults
+			}
+			fmt.Fprintf(out, "hunt %s under %s (%s mode): each run up to %s, budget %s\n",
+				args[0], strings.Join(faults, ", "), mode, each, budgetWords(budget, runs))
+			ctx := cmd.Context()
+			started := time.Now()
+			var drawn atomic.Int64
+			opts := runner.Options{ResultsDir: resultsDir, Logger: logger(cmd), StopAfterOverlap: 300 * time.Millisecond,
+				OnEvent: func(e history.Event) {
+					if e.Process == history.Nemesis && e.Type == history.Invoke {
+						drawn.Add(1)
+					}
+				}}
+			for n := 1; runs <= 0 || n <= runs; n++ {
+				left := budget - time.Since(started)
+				if budget > 0 && left < time.Second {
+					break
+				}
+				spec.Seed, spec.Within = seed+int64(n-1), each
+				if budget > 0 {
+					spec.Within = min(each, left)
+				}
+				s, err := hunt.Scenario(spec)
+				if err != nil {
+					return &exitError{exitHarness, err}
+				}
+				res, err := runner.Run(ctx, s, opts)
+				if err != nil {
+					return &exitError{exitHarness, err}
+				}
+				at, found := hunt.FirstViolation(res.Verdict)
+				best := "none yet"
+				if found {
+					best = fmt.Sprintf("%s, two holders %s into seed %d", checker.Judge(res.Verdict).Outcome, at.Round(10*time.Millisecond), spec.Seed)
+				}
+				fmt.Fprintf(out, "run %d (seed %d): %d fault(s) applied so far, %s elapsed; best finding: %s\n",
+					n, spec.Seed, drawn.Load(), time.Since(started).Round(time.Second), best)
+				if !found {
+					_ = os.RemoveAll(res.Dir) // a run that found nothing is not worth keeping
+					continue
+				}
+				fmt.Fprintf(out, "found: %s\nrun folder: %s\n", res.Verdict.Summary, res.Dir)
+				if !noShrink {
+					sc.logger, sc.verbose = opts.Logger, isVerbose(cmd)
+					if _, err := shrinkRun(ctx, res.Dir, sc, out); err != nil {
+						var ee *exitError
+						if errors.As(err, &ee) && ee.code == exitMismatch {
+							return &exitError{exitMismatch, nil} // found, though not shrunk
+						}
+						return err
+					}
+				}
+				return &exitError{exitMismatch, nil}
+			}
+			fmt.Fprintf(out, "nothing found: %d fault(s) applied in %s\n", drawn.Load(), time.Since(started).Round(time.Second))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.DurationVar(&budget, "for", 2*time.Minute, "stop after this long (0: only --runs bounds it)")
+	f.IntVar(&runs, "runs", 0, "stop after this many runs (0: only --for bounds it)")
+	f.DurationVar(&each, "each", 30*time.Second, "each run's length at most")
+	f.Int64Var(&seed, "seed", 1, "the first run's seed; each next run takes the next")
+	f.StringSliceVar(&faults, "faults", nil, "fault kinds the hunt draws (default "+strings.Join(hunt.DefaultFaults, ",")+
+		"; any of "+strings.Join(hunt.ClientKinds(), ", ")+")")
+	f.StringVar(&resultsDir, "results", "results", "folder for run folders")
+	f.StringVar(&mode, "mode", nemesis.ModeHunt, "how the package aims its faults: hunt (at the holder, a waiter, the overtaken) or random "+
+		"(Jepsen's style: any client at any moment; more faults before a find, for shrinking to cut)")
+	f.BoolVar(&noShrink, "no-shrink", false, "do not shrink what is found")
+	sc.flags(cmd)
+	return cmd
+}
+
+func budgetWords(budget time.Duration, runs int) string {
+	switch {
+	case budget > 0 && runs > 0:
+		return fmt.Sprintf("%s or %d runs", budget, runs)
+	case runs > 0:
+		return fmt.Sprintf("%d runs", runs)
+	}
+	return budget.String()
+}

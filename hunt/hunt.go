@@ -1,0 +1,160 @@
+// Package hunt builds the scenarios that hunt a lock design for violations: a short-lease
+// workload of four clients under one seeded random package, in hunt mode (faults aimed at the
+// holder, a waiter, the overtaken, at the moments they can matter: nemesis/hunt.go) or in
+// Jepsen's random mode, for comparison. `lockcheck hunt` runs them seed after seed; the lockhunt
+// tool measures how soon each mode finds a violation.
+package hunt
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/locks"
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/services"
+)
+
+// Spec is one hunt: a design (by name, or by a design file), the fault kinds its package draws,
+// the mode, the seed and how long the run may last.
+type Spec struct {
+	// Lock is a registered design's name (set-nx-px, redsync@v4.0.3) or, with a .yaml/.yml
+	// suffix, a design file.
+	Lock   string
+	Faults []string // kinds the package draws (default DefaultFaults)
+	Mode   string   // nemesis.ModeHunt (default) or nemesis.ModeRandom
+	Seed   int64
+	Within time.Duration // the run's length (default 30s)
+}
+
+// DefaultFaults are the families a hunt draws when not told: freezing the holder past its lease
+// or session (K2, K3 in docs/CLAIMS.md) and stepping a client's clock, which breaks designs that
+// read time on the client (getset). Cuts and delays of a client's links do not lengthen a hold,
+// so with the short holds of a hunt they find nothing (docs/HUNTING.md).
+var DefaultFaults = []string{history.Pause, history.Clock}
+
+// Clients is how many clients a hunt runs.
+const Clients = 4
+
+// Scenario builds the hunt's scenario: four clients on a short lease (400 ms, or the service's
+// shortest), 50 ms holds and 10 ms think, and one package of the listed kinds. Clock steps are
+// drawn up to ±5 TTLs, delays up to 2 TTLs. Random mode draws any client every 1.5 TTLs on
+// average, for 0.5–2.5 TTLs (the shape of scenarios/debate/k2-random-pauses-set-nx-px.yaml); hunt
+// mode uses its defaults (every 2 TTLs, 1.2–3 TTLs, aimed by the lock's state).
+func Scenario(s Spec) (*scenarios.Scenario, error) {
+	if len(s.Faults) == 0 {
+		s.Faults = DefaultFaults
+	}
+	if s.Mode == "" {
+		s.Mode = nemesis.ModeHunt
+	}
+	if s.Within <= 0 {
+		s.Within = 30 * time.Second
+	}
+	for _, f := range s.Faults {
+		k, err := nemesis.Lookup(f)
+		if err != nil {
+			return nil, err
+		}
+		if k.Suits == nil || !k.Suits(nemesis.TargetInfo{Name: "client-1", Client: true}) {
+			return nil, fmt.Errorf("fault %q does not hit clients; a hunt draws from: %s", f, strings.Join(ClientKinds(), ", "))
+		}
+	}
+	spec, name, err := lockSpec(s.Lock)
+	if err != nil {
+		return nil, err
+	}
+	pkg := &nemesis.Random{Mode: nemesis.ModeHunt, Faults: slices.Clone(s.Faults)}
+	switch s.Mode {
+	case nemesis.ModeHunt:
+	case nemesis.ModeRandom:
+		var clients []string
+		for i := 1; i <= Clients; i++ {
+			clients = append(clients, history.Client(i))
+		}
+		pkg = &nemesis.Random{Faults: slices.Clone(s.Faults), Targets: clients,
+			Interval: scenarios.TTLs(1.5), MinFor: scenarios.TTLs(0.5), MaxFor: scenarios.TTLs(2.5)}
+	default:
+		return nil, fmt.Errorf("unknown mode %q; valid modes: %s", s.Mode, strings.Join(nemesis.Modes, ", "))
+	}
+	if slices.Contains(s.Faults, history.Clock) {
+		pkg.MaxOffset = scenarios.TTLs(5)
+	}
+	if slices.Contains(s.Faults, history.Delay) {
+		pkg.MaxLatency = scenarios.TTLs(2)
+	}
+	ms := func(n int) scenarios.Duration { return scenarios.Duration(time.Duration(n) * time.Millisecond) }
+	full := fmt.Sprintf("hunt-%s-%s-%s", name, strings.Join(s.Faults, "-"), s.Mode)
+	sc := scenarios.Scenario{
+		Name: full, Path: full + ".yaml", Comment: "hunt: " + name + " × " + strings.Join(s.Faults, ", ") + ", " + s.Mode,
+		LockSpec: spec, Clients: Clients, Seed: s.Seed, Duration: scenarios.Duration(s.Within),
+		Workload: scenarios.Workload{Hold: ms(50), Think: ms(10), Stagger: ms(50), AcquireTimeout: ms(3000)},
+		Nemesis:  []scenarios.Entry{{Random: pkg}},
+	}
+	if spec.File != "" { // the scenario sits beside the design file, which it names by its base name
+		abs, err := filepath.Abs(s.Lock)
+		if err != nil {
+			return nil, err
+		}
+		sc.Path, sc.LockSpec.File = filepath.Join(filepath.Dir(abs), sc.Path), filepath.Base(abs)
+	}
+	// The lease: 400 ms, or the service's shortest (ZooKeeper: 1 s sessions; etcd: 2 s leases).
+	d, err := scenarios.DesignNamed(sc.LockSpec, sc.Path)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := services.MustPlan(services.Spec{Design: d})
+	if err != nil {
+		return nil, err
+	}
+	sc.TTL = scenarios.Duration(max(400*time.Millisecond, plan.MinTTL))
+	return scenarios.New(sc)
+}
+
+// lockSpec is how a hunt's scenario names its design, and a short name for the scenario's.
+func lockSpec(lock string) (scenarios.LockSpec, string, error) {
+	if lock == "" {
+		return scenarios.LockSpec{}, "", fmt.Errorf("no lock given; lockcheck list shows the designs")
+	}
+	if strings.HasSuffix(lock, ".yaml") || strings.HasSuffix(lock, ".yml") {
+		return scenarios.LockSpec{File: lock}, strings.TrimSuffix(filepath.Base(lock), filepath.Ext(lock)), nil
+	}
+	if _, err := locks.Get(lock); err != nil {
+		return scenarios.LockSpec{}, "", err
+	}
+	return scenarios.LockSpec{Name: lock}, strings.ReplaceAll(lock, "@", "-"), nil
+}
+
+// ClientKinds lists the fault kinds a hunt may draw: those a random package aims at clients.
+func ClientKinds() []string {
+	var out []string
+	for _, k := range nemesis.Kinds() {
+		if k.Suits != nil && k.Suits(nemesis.TargetInfo{Name: "client-1", Client: true}) {
+			out = append(out, k.Name)
+		}
+	}
+	return out
+}
+
+// Found reports whether a run's verdict is a finding: two clients held the lock at once. That is
+// worse than any design's best (mutual exclusion kept); fencing may still have kept the data
+// (rescued), which the finding's outcome says.
+func Found(v checker.Verdict) bool { return len(v.MutualExclusion.Windows) > 0 }
+
+// FirstViolation is the offset of the earliest double-ownership window from the run's start.
+func FirstViolation(v checker.Verdict) (time.Duration, bool) {
+	w := v.MutualExclusion.Windows
+	if len(w) == 0 {
+		return 0, false
+	}
+	first := w[0].Offset
+	for _, x := range w {
+		first = min(first, x.Offset)
+	}
+	return first, true
+}

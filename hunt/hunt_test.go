@@ -1,0 +1,61 @@
+package hunt
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/nemesis"
+	_ "github.com/lockcheck/lockcheck/services/all" // the lock services scenarios are checked against
+)
+
+// A hunt runs on any design: a registered name, a library at a version, a design file. Its lease
+// is the service's shortest where 400 ms is too short.
+func TestScenarioForEveryKindOfDesign(t *testing.T) {
+	adapter, _ := filepath.Abs("../adapters/redis_py_lock.py")
+	file := filepath.Join(t.TempDir(), "my-lock.yaml")
+	if err := os.WriteFile(file, []byte("name: my-lock\ncommand: [python3, "+adapter+"]\ntoken: none\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		lock, design string
+		ttl          time.Duration
+	}{
+		{"set-nx-px", "set-nx-px", 400 * time.Millisecond},
+		{"redsync@v4.0.3", "redsync@v4.0.3", 400 * time.Millisecond},
+		{"zk", "zk", time.Second},
+		{"etcd-unchecked", "etcd-unchecked", 2 * time.Second},
+		{file, "my-lock", 400 * time.Millisecond},
+	} {
+		sc, err := Scenario(Spec{Lock: c.lock, Seed: 7})
+		if err != nil {
+			t.Fatalf("%s: %v", c.lock, err)
+		}
+		r := sc.Schedule().Random
+		if sc.Lock != c.design || sc.TTL.D() != c.ttl || sc.Seed != 7 || r == nil || r.Mode != nemesis.ModeHunt ||
+			strings.Join(r.Faults, ",") != "pause,clock" {
+			t.Errorf("%s: lock %s, ttl %s, seed %d, package %+v", c.lock, sc.Lock, sc.TTL, sc.Seed, r)
+		}
+		if text, err := sc.YAML(); err != nil || strings.Contains(string(text), "my-lock.yaml") {
+			t.Errorf("%s: its YAML must stand without the design file (%v):\n%s", c.lock, err, text)
+		}
+	}
+}
+
+func TestScenarioRefusesWhatAHuntCannotDo(t *testing.T) {
+	for _, c := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Lock: "redlok"}, `unknown lock "redlok"`},
+		{Spec{Lock: "set-nx-px", Faults: []string{"crash"}}, "does not hit clients; a hunt draws from: pause, kill, clock, partition, delay"},
+		{Spec{Lock: "set-nx-px", Faults: []string{"freeze"}}, `unknown fault "freeze"`},
+		{Spec{Lock: "set-nx-px", Mode: "fuzz"}, `unknown mode "fuzz"`},
+	} {
+		if _, err := Scenario(c.spec); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.spec, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package shrink
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/scenarios"
+)
+
+// A hunt's faults become a planned schedule: a pause of the holder is pinned to that client's
+// after-acquire at its acquisition then, a clock step of a waiter to whoever waits; a fault after
+// the first violation is left out.
+func TestFromRunPinsFaultsWhereTheyMattered(t *testing.T) {
+	ms := func(n int64) int64 { return 1_000_000_000 + n*int64(time.Millisecond) }
+	c2, c3, nem := history.Client(2), history.Client(3), history.Nemesis
+	events := []history.Event{
+		{Time: ms(0), Process: history.Controller, Type: history.Note, F: history.Start},
+		{Time: ms(100), Process: c2, Type: history.Invoke, F: history.Acquire, Op: 1},
+		{Time: ms(110), Process: c2, Type: history.OK, F: history.Acquire, Op: 1},
+		{Time: ms(160), Process: c2, Type: history.Invoke, F: history.Release, Op: 2},
+		{Time: ms(170), Process: c2, Type: history.OK, F: history.Release, Op: 2},
+		{Time: ms(180), Process: c2, Type: history.Invoke, F: history.Acquire, Op: 3},
+		{Time: ms(190), Process: c2, Type: history.OK, F: history.Acquire, Op: 3},
+		{Time: ms(195), Process: c3, Type: history.Invoke, F: history.Acquire, Op: 1},
+		{Time: ms(200), Process: nem, Type: history.Invoke, F: history.Pause, Op: 1, Target: c2, As: nemesis.Holder,
+			Duration: int64(900 * time.Millisecond)},
+		{Time: ms(250), Process: nem, Type: history.Invoke, F: history.Clock, Op: 2, Target: c3, As: nemesis.Waiter,
+			Duration: int64(300 * time.Millisecond), Params: []byte(`{"offset":2000000000}`)},
+		{Time: ms(550), Process: nem, Type: history.OK, F: history.Clock, Op: 2, Target: c3},
+		{Time: ms(1100), Process: nem, Type: history.OK, F: history.Pause, Op: 1, Target: c2},
+		{Time: ms(3000), Process: nem, Type: history.Invoke, F: history.Pause, Op: 3, Target: c3, As: nemesis.Holder,
+			Duration: int64(time.Second)},
+		{Time: ms(4000), Process: nem, Type: history.OK, F: history.Pause, Op: 3, Target: c3},
+	}
+	sc, err := scenarios.New(scenarios.Scenario{Name: "hunt", Lock: "set-nx-px", Clients: 4, TTL: scenarios.Duration(400 * time.Millisecond),
+		Duration: scenarios.Duration(30 * time.Second), Nemesis: []scenarios.Entry{{Random: &nemesis.Random{Mode: nemesis.ModeHunt,
+			Faults: []string{"pause", "clock"}, MaxOffset: scenarios.TTLs(5)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := FromRun(sc, events, ms(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Applied != 2 || r.Later != 1 || len(r.Anchored.Nemesis) != 2 || len(r.Timed.Nemesis) != 2 {
+		t.Fatalf("applied %d, later %d, anchored %d, timed %d; want 2, 1, 2, 2", r.Applied, r.Later, len(r.Anchored.Nemesis), len(r.Timed.Nemesis))
+	}
+	p, c := r.Anchored.Nemesis[0].Fault, r.Anchored.Nemesis[1].Fault
+	if p.Kind != "pause" || p.Target != c2 || p.Point != "after-acquire" || p.Occurrence != 2 || p.For.D() != 900*time.Millisecond {
+		t.Errorf("the holder's pause became %+v; want client-2 at its 2nd after-acquire for 900ms", p)
+	}
+	cp, _ := c.Params.(*nemesis.ClockParams)
+	if c.Kind != "clock" || c.Target != nemesis.Waiter || c.At.D() != 250*time.Millisecond || cp == nil || cp.Offset.D() != 2*time.Second {
+		t.Errorf("the waiter's clock step became %+v (%+v); want a waiter at 250ms, +2s", c, cp)
+	}
+	if tp := r.Timed.Nemesis[0].Fault; tp.Target != c2 || tp.At.D() != 200*time.Millisecond || tp.Point != "" {
+		t.Errorf("timed: %+v; want client-2 at 200ms", tp)
+	}
+	// A fault aimed at no state is pinned by the state the history shows its target in.
+	for _, c := range []struct {
+		client string
+		at     int64
+		want   string
+	}{{c2, ms(120), nemesis.Holder}, {c2, ms(165), ""}, {c2, ms(185), nemesis.Waiter}, {c3, ms(200), nemesis.Waiter}} {
+		if got := stateAt(events, c.client, c.at); got != c.want {
+			t.Errorf("%s at %dms: %q, want %q", c.client, (c.at-ms(0))/int64(time.Millisecond), got, c.want)
+		}
+	}
+	words := Describe(r.Anchored)
+	for _, want := range []string{"client-2 paused for 2.2 TTLs (900ms) right after its second acquisition",
+		"a client waiting while another holds had its clock stepped by +2s for 0.8 TTLs (300ms) from 250ms into the run"} {
+		if !strings.Contains(words, want) {
+			t.Errorf("description %q lacks %q", words, want)
+		}
+	}
+	// The planned schedule is a scenario file like any other.
+	text, err := r.Anchored.YAML()
+	if err != nil || !strings.Contains(string(text), "{fault: pause, target: client-2, point: after-acquire, occurrence: 2, for: 900ms}") {
+		t.Errorf("as YAML (%v):\n%s", err, text)
+	}
+}

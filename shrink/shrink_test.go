@@ -1,0 +1,138 @@
+package shrink
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/scenarios"
+	_ "github.com/lockcheck/lockcheck/services/all" // the lock services scenarios are checked against
+)
+
+// eight pauses, the i-th at i seconds (i = 1..8), each on client-3 for 2s.
+func eight(t *testing.T) *scenarios.Scenario {
+	t.Helper()
+	s := scenarios.Scenario{Name: "eight", Lock: "set-nx-px", Clients: 4, TTL: scenarios.Duration(400 * time.Millisecond),
+		Duration: scenarios.Duration(30 * time.Second)}
+	for i := 1; i <= 8; i++ {
+		s.Nemesis = append(s.Nemesis, scenarios.Entry{Fault: nemesis.Fault{Kind: "pause", Target: "client-3",
+			At: scenarios.Duration(time.Duration(i) * time.Second), For: scenarios.Duration(2 * time.Second)}})
+	}
+	sc, err := scenarios.New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// at lists the start times, in seconds, of a scenario's faults that start within its run.
+func at(sc *scenarios.Scenario) []int {
+	var out []int
+	for _, e := range sc.Nemesis {
+		if e.At < sc.Duration {
+			out = append(out, int(e.At.D()/time.Second))
+		}
+	}
+	return out
+}
+
+// needs is a fake lock that breaks when the faults at 2s and 5s both happen, the one at 2s
+// lasting at least 1s.
+func needs(sc *scenarios.Scenario) bool {
+	a := at(sc)
+	if !slices.Contains(a, 2) || !slices.Contains(a, 5) {
+		return false
+	}
+	for _, e := range sc.Nemesis {
+		if e.At.D() == 2*time.Second && e.For.D() < time.Second {
+			return false
+		}
+	}
+	return true
+}
+
+func TestShrinkFindsTheMinimalSet(t *testing.T) {
+	res, err := Shrink(context.Background(), eight(t), func(_ context.Context, sc *scenarios.Scenario) (bool, error) {
+		return needs(sc), nil
+	}, Options{K: 2, MaxTrials: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := at(res.Scenario); !slices.Equal(got, []int{2, 5}) || res.Before != 8 || res.After != 2 {
+		t.Fatalf("kept the faults at %v s (%d → %d), want [2 5]; steps: %v", got, res.Before, res.After, res.Steps)
+	}
+	for _, e := range res.Scenario.Nemesis {
+		if e.Target != "client-1" {
+			t.Errorf("fault at %s still on %s, want client-1", e.At, e.Target)
+		}
+		switch e.At.D() {
+		case 2 * time.Second: // needs ≥ 1s: bisected from 2s to within an eighth
+			if e.For.D() < time.Second || e.For.D() > 1250*time.Millisecond {
+				t.Errorf("fault at 2s lasts %s, want 1s..1.25s", e.For)
+			}
+		case 5 * time.Second: // any length will do
+			if e.For.D() > 250*time.Millisecond {
+				t.Errorf("fault at 5s lasts %s, want ≤ 250ms", e.For)
+			}
+		}
+	}
+	// The run was shortened as far as the fault at 5s allows.
+	if d := res.Scenario.Duration.D(); d <= 5*time.Second || d > 10*time.Second {
+		t.Errorf("duration %s, want 5s < d ≤ 10s", d)
+	}
+	if res.Trials > 200 || res.Exhausted {
+		t.Errorf("%d trials, exhausted %v", res.Trials, res.Exhausted)
+	}
+}
+
+// A candidate that shows the violation in only one of two trials is never taken: here the fault
+// at 2s alone breaks the lock every other time.
+func TestShrinkRefusesAFlakyCandidate(t *testing.T) {
+	calls := map[string]int{}
+	flaky := func(_ context.Context, sc *scenarios.Scenario) (bool, error) {
+		a := at(sc)
+		if slices.Equal(a, []int{2}) {
+			calls["alone"]++
+			return calls["alone"]%2 == 1, nil
+		}
+		return needs(sc), nil
+	}
+	res, err := Shrink(context.Background(), eight(t), flaky, Options{K: 2, MaxTrials: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := at(res.Scenario); !slices.Equal(got, []int{2, 5}) {
+		t.Fatalf("kept %v, want [2 5] (the flaky [2] must not be accepted); steps: %v", got, res.Steps)
+	}
+	if calls["alone"] == 0 {
+		t.Fatal("the flaky candidate was never tried: the test proves nothing")
+	}
+}
+
+func TestShrinkStaysWithinItsTrialBudget(t *testing.T) {
+	n := 0
+	res, err := Shrink(context.Background(), eight(t), func(_ context.Context, sc *scenarios.Scenario) (bool, error) {
+		n++
+		return needs(sc), nil
+	}, Options{K: 2, MaxTrials: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n > 9 || res.Trials != n || !res.Exhausted {
+		t.Fatalf("%d trials run, %d counted, exhausted %v; want at most 9, exhausted", n, res.Trials, res.Exhausted)
+	}
+	if !needs(res.Scenario) {
+		t.Fatal("the result cut short does not break the fake lock")
+	}
+}
+
+func TestShrinkSaysWhenTheStartDoesNotReproduce(t *testing.T) {
+	_, err := Shrink(context.Background(), eight(t), func(context.Context, *scenarios.Scenario) (bool, error) {
+		return false, nil
+	}, Options{})
+	if err != ErrNotReproduced {
+		t.Fatalf("err = %v, want ErrNotReproduced", err)
+	}
+}

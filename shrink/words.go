@@ -1,0 +1,109 @@
+package shrink
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/scenarios"
+)
+
+// Describe says in words what a scenario's faults do: "client-1 paused for 1.6 TTLs (640ms)
+// right after its first acquisition".
+func Describe(sc *scenarios.Scenario) string {
+	var out []string
+	for _, e := range sc.Nemesis {
+		if e.Random != nil {
+			out = append(out, "a random package of "+strings.Join(e.Random.Faults, ", "))
+			continue
+		}
+		out = append(out, Fault(e.Fault, sc.TTL.D()))
+	}
+	if len(out) == 0 {
+		return "no fault at all"
+	}
+	return strings.Join(out, "; ")
+}
+
+// Fault says what one planned fault does, its lengths also in TTLs when ttl is set.
+func Fault(f nemesis.Fault, ttl time.Duration) string {
+	who := f.Target
+	switch f.Target {
+	case nemesis.Holder:
+		who = "the holder"
+	case nemesis.Waiter:
+		who = "a client waiting while another holds"
+	case nemesis.Overtaken:
+		who = "a client holding again after being overtaken"
+	}
+	long := ""
+	if f.For > 0 {
+		long = " for " + length(f.For.D(), ttl)
+	}
+	var what string
+	switch p := f.Params.(type) {
+	case *nemesis.ClockParams:
+		step := p.Offset.D().String()
+		if p.Offset > 0 {
+			step = "+" + step
+		}
+		what = "had its clock stepped by " + step + long
+		if p.Offset == 0 {
+			what = fmt.Sprintf("had its clock run at rate %g%s", p.Rate, long)
+		}
+	case *nemesis.PartitionParams:
+		what = "was cut off from " + nodes(p.Nodes) + long
+	case *nemesis.DelayParams:
+		what = fmt.Sprintf("had its links to %s delayed by %s%s", nodes(p.Nodes), p.Latency.D(), long)
+	default:
+		switch f.Kind {
+		case "pause":
+			what = "paused" + long
+		case "kill":
+			what = "was killed"
+		case "crash":
+			what = "crashed" + long
+		default:
+			what = "took a " + f.Kind + " fault" + long
+		}
+	}
+	when := fmt.Sprintf("%s into the run", f.At.D())
+	switch {
+	case f.Point == "after-acquire":
+		when = "right after its " + ordinal(f.Occurrence) + " acquisition"
+	case f.Point != "":
+		when = fmt.Sprintf("at its %s pass of %s", ordinal(f.Occurrence), f.Point)
+	case nemesis.IsClientRole(f.Target):
+		when = fmt.Sprintf("from %s into the run", f.At.D())
+	}
+	return who + " " + what + " " + when
+}
+
+func length(d, ttl time.Duration) string {
+	if ttl <= 0 {
+		return d.String()
+	}
+	return fmt.Sprintf("%.1f TTLs (%s)", float64(d)/float64(ttl), d)
+}
+
+func nodes(ns []string) string {
+	if len(ns) == 0 {
+		return "every lock node"
+	}
+	return strings.Join(ns, ", ")
+}
+
+func ordinal(n int) string {
+	if n < 1 {
+		n = 1
+	}
+	if n <= 5 {
+		return []string{"first", "second", "third", "fourth", "fifth"}[n-1]
+	}
+	suffix := "th"
+	if s, ok := map[int]string{1: "st", 2: "nd", 3: "rd"}[n%10]; ok && (n%100 < 11 || n%100 > 13) {
+		suffix = s
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
+}
