@@ -40,7 +40,7 @@ run:
 PURE_PKGS := ./checker ./clock ./debate ./history ./internal/doclinks ./internal/forward ./internal/modbuild \
 	./internal/portlock ./internal/redisopt ./internal/rundir ./internal/shard ./internal/tools/flakes \
 	./internal/tools/lockhunt ./internal/tools/lockmutants ./internal/yamltime ./junit ./providers/docker/images \
-	./providers/faketime ./proxies ./scenarios ./services
+	./providers/faketime ./proxies ./scenarios ./services ./hunt ./shrink
 MODULE    := github.com/lockcheck/lockcheck
 REAL_PKGS  = $(filter-out $(PURE_PKGS:./%=$(MODULE)/%),$(shell $(GO) list $(PKGS)))
 
