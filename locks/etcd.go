@@ -93,8 +93,8 @@ func init() {
 			"its check with its lease already gone (debate/k11-leader-crash-etcd)",
 		"a pause between the check and the write (K3): nothing can catch it; create-revision fencing rescues",
 	}
-	checked.Scenarios = []string{"no-faults-etcd", "debate/k2-etcd", "debate/k3-etcd", "debate/k11-leader-isolated-etcd",
-		"debate/k11-leader-crash-etcd", "debate/waiter-session-expires-etcd"}
+	checked.Scenarios = []string{"no-faults-etcd", "debate/k2-etcd", "debate/k2-etcd-new-session", "debate/k3-etcd",
+		"debate/k11-leader-isolated-etcd", "debate/k11-leader-crash-etcd", "debate/waiter-session-expires-etcd"}
 	checked.New = func(env Env) (Lock, error) {
 		l, err := newEtcdLock(env)
 		if err != nil {
