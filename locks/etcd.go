@@ -173,14 +173,6 @@ type etcdAttempt struct {
 	err error
 }
 
-// etcdAttemptState is shared by Acquire and its attempt: whichever comes second decides what
-// happens to the result.
-type etcdAttemptState struct {
-	mu        sync.Mutex
-	result    *etcdAttempt
-	abandoned bool
-}
-
 func (l *etcdLock) Acquire(ctx context.Context) (*int64, error) {
 	l.mu.Lock()
 	held, prev := l.held != nil, l.attempt
@@ -203,36 +195,10 @@ func (l *etcdLock) Acquire(ctx context.Context) (*int64, error) {
 	l.mu.Lock()
 	l.attempt = done
 	l.mu.Unlock()
-	st := &etcdAttemptState{}
-	lockCtx, cancel := l.lockContext(ctx)
-	go func() {
-		defer close(done)
-		defer cancel()
-		r := l.try(lockCtx)
-		st.mu.Lock()
-		if st.abandoned {
-			st.mu.Unlock()
-			l.undo(r)
-			return
-		}
-		st.result = &r
-		st.mu.Unlock()
-	}()
-
-	select {
-	case <-done:
-	case <-ctx.Done():
-		st.mu.Lock()
-		if st.result == nil {
-			st.abandoned = true
-			st.mu.Unlock()
-			return nil, fmt.Errorf("etcd: no answer before %w (the attempt is abandoned and undone when it ends)", ctx.Err())
-		}
-		st.mu.Unlock()
+	r, ok := etcdAbandonable(ctx, l.env.Timeout, done, l.try, l.undo)
+	if !ok {
+		return nil, fmt.Errorf("etcd: no answer before %w (the attempt is abandoned and undone when it ends)", ctx.Err())
 	}
-	st.mu.Lock()
-	r := *st.result
-	st.mu.Unlock()
 	if r.err != nil {
 		return nil, l.failed(ctx, r)
 	}
@@ -243,15 +209,55 @@ func (l *etcdLock) Acquire(ctx context.Context) (*int64, error) {
 	return &token, nil
 }
 
-// lockContext is ctx ending a little earlier, so that Lock, when it gives up waiting, has time to
-// delete its key and say so before ctx ends: one command's timeout, or a quarter of what is left.
-func (l *etcdLock) lockContext(ctx context.Context) (context.Context, context.CancelFunc) {
+// etcdLockContext is ctx ending a little earlier, so that an attempt that gives up waiting has time
+// to clean up and say so before ctx ends: one command's timeout, or a quarter of what is left.
+func etcdLockContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	d, ok := ctx.Deadline()
 	if !ok {
 		return context.WithCancel(ctx)
 	}
-	slack := min(l.env.Timeout, time.Until(d)/4)
-	return context.WithDeadline(ctx, d.Add(-slack))
+	return context.WithDeadline(ctx, d.Add(-min(timeout, time.Until(d)/4)))
+}
+
+// etcdAbandonable runs one attempt in its own goroutine, which closes done when it ends, under a
+// context ending a little before ctx (etcdLockContext), and returns its result. When ctx ends
+// first it returns ok false and abandons the attempt: whichever of the two comes second decides,
+// and an abandoned attempt hands what it got to undo when it finishes.
+func etcdAbandonable[T any](ctx context.Context, timeout time.Duration, done chan struct{},
+	try func(context.Context) T, undo func(T)) (result T, ok bool) {
+	var (
+		mu        sync.Mutex
+		got       *T
+		abandoned bool
+	)
+	attemptCtx, cancel := etcdLockContext(ctx, timeout)
+	go func() {
+		defer close(done)
+		defer cancel()
+		r := try(attemptCtx)
+		mu.Lock()
+		if abandoned {
+			mu.Unlock()
+			undo(r)
+			return
+		}
+		got = &r
+		mu.Unlock()
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		mu.Lock()
+		if got == nil {
+			abandoned = true
+			mu.Unlock()
+			return result, false
+		}
+		mu.Unlock()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return *got, true
 }
 
 // try is one attempt, as a user writes it: a session (the current one while it lives), then Lock.

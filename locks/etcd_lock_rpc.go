@@ -131,39 +131,10 @@ func (l *etcdLockRPC) Acquire(ctx context.Context) (*int64, error) {
 	l.mu.Lock()
 	l.attempt = done
 	l.mu.Unlock()
-	var (
-		stMu      sync.Mutex
-		result    *rpcAttempt
-		abandoned bool
-	)
-	lockCtx, cancel := etcdLockContext(ctx, l.env.Timeout)
-	go func() {
-		defer close(done)
-		defer cancel()
-		r := l.try(lockCtx)
-		stMu.Lock()
-		if abandoned {
-			stMu.Unlock()
-			l.undo(r)
-			return
-		}
-		result = &r
-		stMu.Unlock()
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		stMu.Lock()
-		if result == nil {
-			abandoned = true
-			stMu.Unlock()
-			return nil, fmt.Errorf("etcd lock RPC: no answer before %w (the attempt is abandoned and undone when it ends)", ctx.Err())
-		}
-		stMu.Unlock()
+	r, ok := etcdAbandonable(ctx, l.env.Timeout, done, l.try, l.undo)
+	if !ok {
+		return nil, fmt.Errorf("etcd lock RPC: no answer before %w (the attempt is abandoned and undone when it ends)", ctx.Err())
 	}
-	stMu.Lock()
-	r := *result
-	stMu.Unlock()
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -171,16 +142,6 @@ func (l *etcdLockRPC) Acquire(ctx context.Context) (*int64, error) {
 	l.held, l.heldSess = r.key, r.s
 	l.mu.Unlock()
 	return r.token, nil
-}
-
-// etcdLockContext is ctx ending a little earlier, so that an attempt that gives up waiting has time
-// to clean up and say so before ctx ends: one command's timeout, or a quarter of what is left.
-func etcdLockContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	d, ok := ctx.Deadline()
-	if !ok {
-		return context.WithCancel(ctx)
-	}
-	return context.WithDeadline(ctx, d.Add(-min(timeout, time.Until(d)/4)))
 }
 
 // try is one attempt: the current lease (a new one if it ended), Lock, and the key's create
