@@ -23,11 +23,13 @@ build:
 	$(GO) build -o $(BIN) ./cmd/lockcheck
 
 # The main job: K2 on a single Redis, judged, with fencing side by side. It installs only what
-# that scenario needs (redis-server, libfaketime); go build fetches only the modules the binary
-# imports, not the test-only ones go mod download would.
+# that scenario needs (redis-server, libfaketime) and builds the quick-start lockcheck: Redis on
+# local processes, without the other service kinds' clients and the Docker client, which are most
+# of a fresh build (package internal/quickstart). go build fetches only the modules it imports;
+# make build builds the whole lockcheck.
 run:
 	@./scripts/install-deps.sh redis
-	$(GO) build -o $(BIN) ./cmd/lockcheck
+	$(GO) build -tags quickstart -o $(BIN) ./cmd/lockcheck
 	./$(BIN) run scenarios/debate/k2-set-nx-px.yaml
 
 # Two parts. First, side by side (make -j2): the pure packages' tests (no servers, no timing that

@@ -1,3 +1,5 @@
+//go:build !quickstart
+
 package locks
 
 // Database sessions for the database lock designs (db-unique-row, db-for-update, mysql-get-lock on

@@ -1,3 +1,5 @@
+//go:build !quickstart
+
 package locks
 
 // db-for-update: the exclusive-lock version of the Chinese survey of lock families

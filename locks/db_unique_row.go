@@ -1,3 +1,5 @@
+//go:build !quickstart
+
 package locks
 
 // db-unique-row: the table lock of the Chinese survey of lock families (docs/CLAIMS.md), on

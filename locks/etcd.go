@@ -1,3 +1,5 @@
+//go:build !quickstart
+
 package locks
 
 // etcd and etcd-unchecked: the lock of etcd's own Go client, go.etcd.io/etcd/client/v3 v3.5.35,

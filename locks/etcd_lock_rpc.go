@@ -1,3 +1,5 @@
+//go:build !quickstart
+
 package locks
 
 // etcd-lock-rpc: etcd's server-side lock, the v3lock service's Lock and Unlock RPCs (package

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/clock"
+	"github.com/lockcheck/lockcheck/internal/quickstart"
 )
 
 // ErrBusy means another client holds the lock: the attempt certainly did not take it.
@@ -201,7 +202,7 @@ func Get(name string) (Design, error) {
 	d, ok := registry[name]
 	registryMu.Unlock()
 	if !ok {
-		return Design{}, fmt.Errorf("unknown lock %q; valid locks: %s", name, strings.Join(Names(), ", "))
+		return Design{}, fmt.Errorf("unknown lock %q; valid locks: %s%s", name, strings.Join(Names(), ", "), quickstart.Missing())
 	}
 	return d, nil
 }

@@ -1,3 +1,5 @@
+//go:build !quickstart
+
 package locks
 
 // mysql-get-lock: MySQL's and MariaDB's named user-level lock. GET_LOCK(name, timeout) takes it

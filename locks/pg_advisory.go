@@ -1,3 +1,5 @@
+//go:build !quickstart
+
 package locks
 
 // pg-advisory: PostgreSQL's session-level advisory lock, as many job queues and migration tools

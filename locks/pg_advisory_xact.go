@@ -1,3 +1,5 @@
+//go:build !quickstart
+
 package locks
 
 // pg-advisory-xact: PostgreSQL's transaction-level advisory lock. Inside BEGIN,

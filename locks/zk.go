@@ -1,3 +1,5 @@
+//go:build !quickstart
+
 package locks
 
 // zk: github.com/go-zookeeper/zk v1.0.4's own lock, zk.NewLock(conn, path, acl) with

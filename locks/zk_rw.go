@@ -1,3 +1,5 @@
+//go:build !quickstart
+
 package locks
 
 // zk-rw: the ZooKeeper read/write lock (读写锁 in the Chinese notes on ZooKeeper and Redis locks;

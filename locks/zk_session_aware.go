@@ -1,3 +1,5 @@
+//go:build !quickstart
+
 package locks
 
 // zk-session-aware: the ZooKeeper lock recipe as Apache Curator's InterProcessMutex writes it (the

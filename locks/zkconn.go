@@ -1,3 +1,5 @@
+//go:build !quickstart
+
 package locks
 
 // zkconn.go: what the ZooKeeper designs (zk, zk-session-aware, zk-rw) share: one go-zookeeper

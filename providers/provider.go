@@ -19,6 +19,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/lockcheck/lockcheck/internal/quickstart"
 )
 
 // Port is a port a server listens on, by name.
@@ -230,7 +232,7 @@ func Unknown(name string) error {
 		msg = fmt.Sprintf("the %s provider is not built into this program (import _ %q to add it); valid providers: %s",
 			name, pkg, strings.Join(Names(), ", "))
 	}
-	return errors.New(msg)
+	return errors.New(msg + quickstart.Missing())
 }
 
 // Names lists the registered providers.

@@ -19,6 +19,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/lockcheck/lockcheck/internal/quickstart"
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/providers"
@@ -130,7 +131,8 @@ func Lookup(name string) (Kind, error) {
 	defer regMu.Unlock()
 	k, ok := kinds[name]
 	if !ok {
-		return nil, fmt.Errorf("unknown service %q; valid services: %s", name, strings.Join(namesLocked(), ", "))
+		return nil, fmt.Errorf("unknown service %q; valid services: %s%s", name, strings.Join(namesLocked(), ", "),
+			quickstart.Missing())
 	}
 	return k, nil
 }

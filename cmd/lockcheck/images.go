@@ -1,3 +1,5 @@
+//go:build !quickstart
+
 package main
 
 import (

@@ -87,3 +87,42 @@ func goEnv(t *testing.T, name string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// make run's binary: built with -tags quickstart it leaves out the modules that only other service
+// kinds and the docker provider need (most of a fresh build's time), still reaches the README's
+// verdict, and answers a scenario it cannot run with how to build the whole lockcheck.
+func TestQuickstartBuildRunsTheFirstScenarioAndNamesWhatItLacks(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "lockcheck")
+	if out, err := exec.Command("go", "build", "-tags", "quickstart", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags quickstart: %v\n%s", err, out)
+	}
+	mods, err := exec.Command("go", "version", "-m", bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, heavy := range []string{"go.etcd.io/etcd", "google.golang.org/grpc", "github.com/testcontainers", "github.com/moby/moby",
+		"github.com/jackc/pgx", "github.com/go-zookeeper/zk", "github.com/go-sql-driver/mysql"} {
+		if strings.Contains(string(mods), "\tdep\t"+heavy) {
+			t.Errorf("the quick-start binary links %s", heavy)
+		}
+	}
+	run := func(args ...string) (string, int) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = "../.."
+		cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		return string(out), exitCode(err)
+	}
+	out, code := run("run", "--results", t.TempDir(), "scenarios/debate/k2-set-nx-px.yaml")
+	if code != exitMatch || !strings.Contains(out, "mutual exclusion  VIOLATED") {
+		t.Fatalf("make run's scenario on the quick-start build: exit %d\n%s", code, out)
+	}
+	const hint = "make build builds every lock, service kind and provider"
+	for _, args := range [][]string{{"run", "scenarios/debate/k2-etcd.yaml"}, {"run", "--provider", "docker", "scenarios/debate/k2-set-nx-px.yaml"}, {"images"}} {
+		out, code := run(args...)
+		if code != exitHarness || !strings.Contains(out, hint) {
+			t.Errorf("lockcheck %s on the quick-start build: exit %d, want %d and %q:\n%s", strings.Join(args, " "), code, exitHarness, hint, out)
+		}
+	}
+}

@@ -20,8 +20,7 @@ func addProviderFlag(cmd *cobra.Command, provider, endpoints *string) {
 	prev := cmd.PreRunE
 	cmd.PreRunE = func(c *cobra.Command, args []string) error {
 		if *provider != "" && !slices.Contains(providers.Names(), *provider) {
-			return &exitError{exitHarness, fmt.Errorf("--provider %q: unknown provider; valid "+
-				"providers: %s", *provider, strings.Join(providers.Names(), ", "))}
+			return &exitError{exitHarness, fmt.Errorf("--provider: %w", providers.Unknown(*provider))}
 		}
 		if prev != nil {
 			return prev(c, args)

@@ -41,8 +41,8 @@ func timeToVerdict(ctx context.Context, c config) (string, error) {
 	fmt.Fprintf(&b, "| Debian packages | `scripts/install-deps.sh redis` | not timed here (%s) | |\n", missing)
 	env := append(os.Environ(), "GOMODCACHE="+filepath.Join(tmp, "mod"), "GOCACHE="+filepath.Join(tmp, "cache"), "GOFLAGS=-modcacherw")
 	steps := []struct{ part, cmd string }{
-		{"Go modules the binary imports (empty module cache)", "go list -deps ./cmd/lockcheck"},
-		{"build (empty build cache)", "go build -o " + bin + " ./cmd/lockcheck"},
+		{"Go modules the binary imports (empty module cache)", "go list -tags quickstart -deps ./cmd/lockcheck"},
+		{"build of the quick-start binary (empty build cache)", "go build -tags quickstart -o " + bin + " ./cmd/lockcheck"},
 		{"the scenario", bin + " run --results " + filepath.Join(c.results, "verdict") + " scenarios/debate/k2-set-nx-px.yaml"},
 	}
 	var total time.Duration

@@ -1,0 +1,5 @@
+//go:build !quickstart
+
+package quickstart
+
+const built = false

@@ -1,0 +1,5 @@
+//go:build !quickstart
+
+package all
+
+import _ "github.com/lockcheck/lockcheck/providers/docker"
