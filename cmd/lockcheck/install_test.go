@@ -119,7 +119,12 @@ func TestQuickstartBuildRunsTheFirstScenarioAndNamesWhatItLacks(t *testing.T) {
 		t.Fatalf("make run's scenario on the quick-start build: exit %d\n%s", code, out)
 	}
 	const hint = "make build builds every lock, service kind and provider"
-	for _, args := range [][]string{{"run", "scenarios/debate/k2-etcd.yaml"}, {"run", "--provider", "docker", "scenarios/debate/k2-set-nx-px.yaml"}, {"images"}} {
+	lacking := [][]string{
+		{"run", "scenarios/debate/k2-etcd.yaml"},
+		{"run", "--provider", "docker", "scenarios/debate/k2-set-nx-px.yaml"},
+		{"images"},
+	}
+	for _, args := range lacking {
 		out, code := run(args...)
 		if code != exitHarness || !strings.Contains(out, hint) {
 			t.Errorf("lockcheck %s on the quick-start build: exit %d, want %d and %q:\n%s", strings.Join(args, " "), code, exitHarness, hint, out)
