@@ -136,3 +136,42 @@ func TestShrinkSaysWhenTheStartDoesNotReproduce(t *testing.T) {
 		t.Fatalf("err = %v, want ErrNotReproduced", err)
 	}
 }
+
+// A find whose last fault is pinned to a late pass of a program point: in the fake, the faults
+// before it decide how many passes client-3 makes, so that pass comes at the right moment only
+// with all of them, or when the fault stands alone at the first pass. ddmin, which keeps each
+// fault's pass number, can drop none of them; trying the last fault alone first finds it at once.
+func TestShrinkTriesTheLastFaultAloneAtItsFirstPass(t *testing.T) {
+	s := scenarios.Scenario{Name: "late-pass", Lock: "set-nx-px", Clients: 4, TTL: scenarios.Duration(400 * time.Millisecond),
+		Duration: scenarios.Duration(20 * time.Second)}
+	for i := 1; i <= 8; i++ {
+		s.Nemesis = append(s.Nemesis, scenarios.Entry{Fault: nemesis.Fault{Kind: "kill", Target: "client-1",
+			At: scenarios.Duration(time.Duration(i) * time.Second)}})
+	}
+	s.Nemesis = append(s.Nemesis, scenarios.Entry{Fault: nemesis.Fault{Kind: "pause", Target: "client-3",
+		Point: "after-acquire", Occurrence: 81, For: scenarios.Duration(600 * time.Millisecond)}})
+	start, err := scenarios.New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	breaks := func(_ context.Context, sc *scenarios.Scenario) (bool, error) {
+		if len(sc.Nemesis) == 0 {
+			return false, nil
+		}
+		last := sc.Nemesis[len(sc.Nemesis)-1]
+		if last.Point != "after-acquire" {
+			return false, nil
+		}
+		return len(sc.Nemesis) == 9 || len(sc.Nemesis) == 1 && last.Occurrence == 1, nil
+	}
+	res, err := Shrink(context.Background(), start, breaks, Options{K: 2, MaxTrials: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.After != 1 || res.Scenario.Nemesis[0].Occurrence != 1 || res.Exhausted {
+		t.Fatalf("%d → %d faults (exhausted %v), want the last fault alone at pass 1; steps: %v", res.Before, res.After, res.Exhausted, res.Steps)
+	}
+	if res.Trials > 30 {
+		t.Errorf("%d trials, want few: the last fault alone is tried before ddmin", res.Trials)
+	}
+}
