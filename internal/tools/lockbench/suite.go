@@ -24,8 +24,8 @@ type testEvent struct {
 
 // suiteWallTime is figure 5: what `make test` runs after its installs and image build: `go vet
 // ./...`, the pure packages' tests two packages at a time, then the packages with real servers
-// one at a time (the Makefile's PURE_PKGS and REAL_PKGS); the runner package's test runs the
-// whole shipped scenario library once. With --suite other than ./..., those packages at -p 1.
+// two at a time, the runner package first (the Makefile's PURE_PKGS and REAL_PKGS); the runner
+// package's test runs the whole shipped scenario library once. With --suite other than ./..., those packages at -p 1.
 func suiteWallTime(ctx context.Context, c config) (string, error) {
 	vetArgs := []string{"vet", c.suitePkgs}
 	t := time.Now()
@@ -43,7 +43,7 @@ func suiteWallTime(ctx context.Context, c config) (string, error) {
 		}
 		parts = [][]string{
 			append([]string{"test", "-p", "2", "-count=1", "-json", "-timeout", "20m"}, strings.Fields(lines[0])...),
-			append([]string{"test", "-p", "1", "-count=1", "-json", "-timeout", "20m"}, strings.Fields(lines[1])...),
+			append([]string{"test", "-p", "2", "-count=1", "-json", "-timeout", "20m"}, strings.Fields(lines[1])...),
 		}
 	}
 	// Keep the raw test2json stream: a failed scenario's message (which verdict field differed)
@@ -149,9 +149,9 @@ func suiteWallTime(ctx context.Context, c config) (string, error) {
 			fmt.Fprintf(&b, "Failed subtests: %s (messages in %s).\n", strings.Join(failedSubtests, ", "), filepath.Join(rawDir, "suite.jsonl"))
 		}
 	}
-	b.WriteString("\nThe packages with real servers run one at a time (`-p 1`): scenario verdicts and lock tests depend on " +
-		"real timing, and on 2 cores running them side by side only adds scheduling noise. Most of their time is real " +
-		"time that scenarios and fault tests must wait (TTLs expiring, pauses, ZooKeeper sessions), not CPU. `make test` " +
+	b.WriteString("\nThe packages with real servers run two at a time (`-p 2`), the runner package (its scenarios two at a " +
+		"time) first: most of their time is real time that scenarios and fault tests must wait (TTLs expiring, pauses, " +
+		"ZooKeeper sessions), not CPU. `make test` " +
 		"also builds the docker provider's images beside vet and the pure packages (figure 11 times that build).\n")
 	if ctx.Err() != nil {
 		return b.String(), ctx.Err()
