@@ -18,7 +18,8 @@ package main
 //   - Lock leaves its node behind when it fails, and its API hides the node's path: the node is
 //     found by its owner (our session), which holds no other node of this lock between holds,
 //     and deleted, so that a retrying client does not queue behind its own orphan.
-//   - The fencing token is the czxid of the held node, found the same way.
+//   - The fencing token is the czxid of the held node, found the same way. When Lock says it holds
+//     but our session has no node, the client holds as Lock told it, without a token (see took).
 //   - No valid: the library never tells a holder that its session expired.
 
 import (
@@ -253,9 +254,23 @@ func (l *zkLock) acquire(within time.Duration) answer {
 	return fail("another client holds the lock (gave up waiting)")
 }
 
-// took finds the node Lock now holds, for its czxid; without it, it gives the lock back.
+// took finds the node Lock now holds, for its czxid.
+//
+// Lock can return success when our session has no node at all. It never checks that its own node
+// is still among the children: a waiter whose session expired while it was frozen reads its
+// predecessor's deletion, still buffered from the old connection, and lists the children again; the
+// library keeps that request queued across the reconnection, so the new session answers it, and
+// with its node gone Lock finds no lower sequence than its own. Its user goes on: so does this
+// client, holding without a token (there is no node to read one from). Giving the lock back here,
+// as the built-in zk design does when it cannot read its token, would hide what the library did.
 func (l *zkLock) took(conn *zk.Conn, lk *zk.Lock, deadline time.Time) answer {
 	mine, _, err := l.ownNodes(conn, deadline.Add(l.init.timeout()))
+	if err == nil && len(mine) == 0 {
+		l.mu.Lock()
+		l.held = lk
+		l.mu.Unlock()
+		return ok()
+	}
 	if err == nil && len(mine) != 1 {
 		err = fmt.Errorf("found %d nodes of ours, want 1", len(mine))
 	}
