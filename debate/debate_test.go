@@ -95,7 +95,7 @@ func TestRecordKeepsOneMeasurementPerProviderAndCondition(t *testing.T) {
 		{Condition: "quiet", Provider: "local", Rows: row(18)}, // measured again: replaces the first
 		{Condition: "quiet", Provider: "docker", Rows: row(17)},
 	} {
-		if err := WriteRecord(path, m); err != nil {
+		if err := WriteRecord(path, m, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -109,6 +109,36 @@ func TestRecordKeepsOneMeasurementPerProviderAndCondition(t *testing.T) {
 	}
 	if want := "docker, quiet=17 local, loaded=19 local, quiet=18"; strings.Join(got, " ") != want {
 		t.Errorf("measurements %v, want %s", got, want)
+	}
+}
+
+// A run of some scenarios (--only) replaces those rows of the measurement and keeps the others.
+func TestPartialMeasurementReplacesOnlyItsRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "record.json")
+	full := Measurement{Condition: "quiet", Provider: "local", Command: "lockcheck debate --count 20",
+		Rows: []Row{{Scenario: "a", Runs: 20, Matched: 20}, {Scenario: "b", Runs: 20, Matched: 19}, {Scenario: "c", Runs: 20, Matched: 20}}}
+	again := Measurement{Condition: "quiet", Provider: "local", Command: "lockcheck debate --only b", Parallel: 1,
+		Measured: time.Date(2026, 11, 26, 2, 0, 0, 0, time.UTC), Rows: []Row{{Scenario: "b", Runs: 20, Matched: 20}}}
+	other := Measurement{Condition: "loaded", Provider: "local", Rows: []Row{{Scenario: "a", Runs: 20, Matched: 18}}}
+	for i, m := range []Measurement{full, other, again} {
+		if err := WriteRecord(path, m, i == 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec, err := ReadRecord(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := rec.Measurements[1]
+	if q.Label() != "local, quiet" || len(q.Rows) != 3 || q.Rows[1].Matched != 20 || q.Rows[0].Matched != 20 {
+		t.Fatalf("quiet measurement after the partial one: %+v", q)
+	}
+	if want := "lockcheck debate --count 20; b measured again on 2026-11-26 02:00"; !strings.HasPrefix(q.Command, want) ||
+		!strings.HasSuffix(q.Command, "with: lockcheck debate --only b") {
+		t.Errorf("command %q, want it to start %q and name the new command", q.Command, want)
+	}
+	if rec.Measurements[0].Rows[0].Matched != 18 {
+		t.Errorf("the loaded measurement changed: %+v", rec.Measurements[0])
 	}
 }
 

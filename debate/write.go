@@ -73,14 +73,21 @@ func ReadRecord(path string) (*Record, error) {
 }
 
 // WriteRecord stores m in the record at path, replacing an earlier measurement of the same
-// provider and condition and keeping the others.
-func WriteRecord(path string, m Measurement) error {
+// provider and condition and keeping the others. With partial (a run of some scenarios only,
+// `--only`), m's rows replace only those rows of the earlier measurement, which keeps its others,
+// and its command says which rows were measured again, when and how.
+func WriteRecord(path string, m Measurement, partial bool) error {
 	r, err := ReadRecord(path)
 	if err != nil {
 		return err
 	}
 	if r == nil {
 		r = &Record{}
+	}
+	if i := slices.IndexFunc(r.Measurements, func(x Measurement) bool {
+		return x.Provider == m.Provider && x.Condition == m.Condition
+	}); i >= 0 && partial {
+		m = r.Measurements[i].replaceRows(m)
 	}
 	r.Measurements = slices.DeleteFunc(r.Measurements, func(x Measurement) bool {
 		return x.Provider == m.Provider && x.Condition == m.Condition
@@ -92,6 +99,24 @@ func WriteRecord(path string, m Measurement) error {
 		return err
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// replaceRows is old with again's rows in place of its rows of the same scenarios (appended when
+// old had none), its command noting them.
+func (old Measurement) replaceRows(again Measurement) Measurement {
+	old.Rows = slices.Clone(old.Rows)
+	var names []string
+	for _, row := range again.Rows {
+		names = append(names, row.Scenario)
+		if i := slices.IndexFunc(old.Rows, func(x Row) bool { return x.Scenario == row.Scenario }); i >= 0 {
+			old.Rows[i] = row
+		} else {
+			old.Rows = append(old.Rows, row)
+		}
+	}
+	old.Command += fmt.Sprintf("; %s measured again on %s (%s, parallel %d) with: %s",
+		strings.Join(names, ", "), again.Measured.UTC().Format("2006-01-02 15:04"), again.Machine, again.Parallel, again.Command)
+	return old
 }
 
 // row is the measurement's row of the named scenario.

@@ -93,7 +93,7 @@ its file name); lockcheck merge then combines the jobs' reports into one.`,
 				}
 				m := debate.Measurement{Condition: condition, Parallel: o.Parallel, Provider: prov, Measured: started,
 					Command: command, Machine: debate.Machine(), Wall: wall, Rows: rows}
-				if err := debate.WriteRecord(record, m); err != nil {
+				if err := debate.WriteRecord(record, m, len(o.Only) > 0); err != nil {
 					return &exitError{exitHarness, err}
 				}
 			}
@@ -134,7 +134,8 @@ its file name); lockcheck merge then combines the jobs' reports into one.`,
 		&record,
 		"record",
 		"",
-		"also store these runs in this repeatability record, as the measurement of this provider and condition (replacing an earlier one)",
+		"also store these runs in this repeatability record, as the measurement of this provider and condition (replacing an earlier one; "+
+			"with --only, replacing just those scenarios' rows)",
 	)
 	f.StringVar(&condition, "condition", "", "the condition the record names (default: quiet with --parallel 1, loaded with more)")
 	f.IntVar(
