@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/lockcheck
 PKGS    := ./...
 
-.PHONY: all deps build run test test-pure test-packages tidy-check flakes vet repeat debate debate-repeat debate-repeat-docker jepsen-etcd matrix mutants bench hunt-bench soak byol track-record images clean
+.PHONY: all deps build run test test-pure test-build test-packages tidy-check flakes vet repeat debate debate-repeat debate-repeat-docker jepsen-etcd matrix mutants bench hunt-bench soak byol track-record images clean
 
 # Whether a Docker daemon answers: then `make test` builds the docker provider's images and its
 # tests must run (LOCKCHECK_REQUIRE_DOCKER=1); without one they say so in one line each.
@@ -32,25 +32,36 @@ run:
 	$(GO) build -tags quickstart -o $(BIN) ./cmd/lockcheck
 	./$(BIN) run scenarios/debate/k2-set-nx-px.yaml
 
-# Two parts, after the build (which then serves go vet and the image build from Go's cache instead
-# of both compiling the same packages at once). First, side by side (make -j2): the pure packages' tests (no servers, no timing that
-# load can upset: checkers, parsers, docs) two packages at a time, with go vet, beside the
-# docker provider's image build (mostly downloads and unpacking). Then the packages that start
-# real servers, two packages at a time (-p 2), the runner package first: it is the longest (its
-# scenarios run two at a time themselves), and the others fill the second lane beside it. A run
-# mostly waits (holds, TTLs), so side by side they take half the time; whether verdicts stay the
-# same was measured, not assumed (docs/COMMANDS.md#make-targets). A package not listed in
-# PURE_PKGS counts as one with real servers.
+# Two parts, after the build (which then serves go vet, the image build and the test binaries
+# from Go's cache instead of each compiling the same packages at once). First, side by side (make
+# -j2): the pure packages' tests (no servers, no timing that load can upset: checkers, parsers,
+# docs) two packages at a time, with go vet, beside the docker provider's image build (mostly
+# downloads and unpacking), then the real-server packages' test binaries compiled while the
+# images finish. Then the packages that start real servers, two packages at a time (-p 2): a run
+# mostly waits (holds, TTLs), so side by side they take about half the time, and every scenario
+# has its own servers, ports and folder. Measured, not assumed: docs/COMMANDS.md#make-targets.
+# A package not listed in PURE_PKGS counts as one with real servers.
 PURE_PKGS := ./checker ./clock ./debate ./history ./internal/doclinks ./internal/forward ./internal/modbuild \
 	./internal/portlock ./internal/redisopt ./internal/rundir ./internal/shard ./internal/tools/flakes \
 	./internal/tools/lockhunt ./internal/tools/lockmutants ./internal/yamltime ./junit ./providers/docker/images \
 	./providers/faketime ./proxies ./scenarios ./services ./hunt ./shrink
+# The longest real-server packages first, longest first (as measured two at a time on 2 cores): the
+# runner takes one lane, the others fill the second, and the short ones come last, so neither lane
+# ends long after the other.
+SLOW_PKGS := ./runner ./cmd/lockcheck ./locks ./matrix ./services/redis ./lockchecktest ./providers/docker ./nemesis \
+	./services/zookeeper ./report ./services/etcd ./services/postgres
 MODULE    := github.com/lockcheck/lockcheck
-REAL_PKGS  = $(MODULE)/runner $(filter-out $(MODULE)/runner $(PURE_PKGS:./%=$(MODULE)/%),$(shell $(GO) list $(PKGS)))
+REAL_PKGS  = $(SLOW_PKGS:./%=$(MODULE)/%) \
+	$(filter-out $(SLOW_PKGS:./%=$(MODULE)/%) $(PURE_PKGS:./%=$(MODULE)/%),$(shell $(GO) list $(PKGS)))
 
 test: deps tidy-check build
-	@$(MAKE) --no-print-directory -j2 -Otarget test-pure $(if $(DOCKER_OK),images)
+	@$(MAKE) --no-print-directory -j2 -Otarget test-pure $(if $(DOCKER_OK),images) test-build
 	$(if $(DOCKER_OK),LOCKCHECK_REQUIRE_DOCKER=1) $(GO) test -p 2 -count=1 -timeout 15m $(REAL_PKGS)
+
+# The real-server packages' test binaries compiled (and thrown away) while the images build, once
+# the pure tests are done: their runs then start without compiling (Go's build cache keeps it).
+test-build:
+	@d=$$(mktemp -d) && $(GO) test -c -o $$d/ $(REAL_PKGS) >/dev/null; s=$$?; rm -rf $$d; exit $$s
 
 # The two lists, one a line (make bench times the parts of make test with them).
 test-packages:
