@@ -5,11 +5,8 @@ GO      ?= go
 BIN     := bin/lockcheck
 PKGS    := ./...
 
-.PHONY: all deps build run test test-pure test-build test-packages tidy-check flakes vet repeat debate debate-repeat debate-repeat-docker jepsen-etcd matrix mutants bench hunt-bench soak byol track-record images clean
+.PHONY: all deps build run test test-pure test-docker test-packages tidy-check flakes vet repeat debate debate-repeat debate-repeat-docker jepsen-etcd matrix mutants bench hunt-bench soak byol track-record images clean
 
-# Whether a Docker daemon answers: then `make test` builds the docker provider's images and its
-# tests must run (LOCKCHECK_REQUIRE_DOCKER=1); without one they say so in one line each.
-DOCKER_OK := $(shell docker info >/dev/null 2>&1 && echo 1)
 
 all: build
 
@@ -32,15 +29,14 @@ run:
 	$(GO) build -tags quickstart -o $(BIN) ./cmd/lockcheck
 	./$(BIN) run scenarios/debate/k2-set-nx-px.yaml
 
-# Two parts, after the build (which then serves go vet, the image build and the test binaries
-# from Go's cache instead of each compiling the same packages at once). First, side by side (make
-# -j2): the pure packages' tests (no servers, no timing that load can upset: checkers, parsers,
-# docs) two packages at a time, with go vet, beside the docker provider's image build (mostly
-# downloads and unpacking), then the real-server packages' test binaries compiled while the
-# images finish. Then the packages that start real servers, two packages at a time (-p 2): a run
-# mostly waits (holds, TTLs), so side by side they take about half the time, and every scenario
-# has its own servers, ports and folder. Measured, not assumed: docs/COMMANDS.md#make-targets.
-# A package not listed in PURE_PKGS counts as one with real servers.
+# Two parts, after the build (which then serves go vet and the tests from Go's cache). First the
+# pure packages' tests (no servers, no timing that load can upset: checkers, parsers, docs), two
+# packages at a time, with go vet. Then the packages that start real servers, two packages at a
+# time (-p 2): a run mostly waits (holds, TTLs), so side by side they take about half the time,
+# and every scenario has its own servers, ports and folder. Measured, not assumed:
+# docs/COMMANDS.md#make-targets. A package not listed in PURE_PKGS counts as one with real
+# servers. The docker provider's suite, with its images (minutes to build the first time), is
+# test-docker's; .ci/run runs both.
 PURE_PKGS := ./checker ./clock ./debate ./history ./internal/doclinks ./internal/forward ./internal/modbuild \
 	./internal/portlock ./internal/redisopt ./internal/rundir ./internal/shard ./internal/tools/flakes \
 	./internal/tools/lockhunt ./internal/tools/lockmutants ./internal/yamltime ./junit ./providers/docker/images \
@@ -48,21 +44,22 @@ PURE_PKGS := ./checker ./clock ./debate ./history ./internal/doclinks ./internal
 # The longest real-server packages first, longest first (as measured two at a time on 2 cores): the
 # runner takes one lane, the others fill the second, and the short ones come last, so neither lane
 # ends long after the other.
-SLOW_PKGS := ./runner ./cmd/lockcheck ./locks ./matrix ./services/redis ./lockchecktest ./providers/docker ./nemesis \
+SLOW_PKGS := ./runner ./cmd/lockcheck ./locks ./matrix ./services/redis ./lockchecktest ./nemesis \
 	./services/zookeeper ./report ./services/etcd ./services/postgres
 MODULE    := github.com/lockcheck/lockcheck
 REAL_PKGS  = $(SLOW_PKGS:./%=$(MODULE)/%) \
 	$(filter-out $(SLOW_PKGS:./%=$(MODULE)/%) $(PURE_PKGS:./%=$(MODULE)/%),$(shell $(GO) list $(PKGS)))
 
 test: deps tidy-check build
-	@$(MAKE) --no-print-directory -j2 -Otarget test-pure $(if $(DOCKER_OK),images) test-build
-	$(if $(DOCKER_OK),LOCKCHECK_REQUIRE_DOCKER=1) $(GO) test -p 2 -count=1 -timeout 15m $(REAL_PKGS)
+	@$(MAKE) --no-print-directory test-pure
+	$(GO) test -p 2 -count=1 -timeout 15m $(REAL_PKGS)
 
-# The real-server packages' test binaries compiled while the images build, once the pure tests are
-# done: their runs then start without compiling (Go's build cache keeps the packages). -exec
-# /bin/true runs nothing (-c cannot: two packages here share a name); -count=1 caches no result.
-test-build:
-	@$(GO) test -count=1 -exec /bin/true $(REAL_PKGS) >/dev/null
+# The docker provider's suite: its container images, built from Debian's packages on this machine
+# (a few minutes the first time), then the tests that run containers (skipped, in one line each,
+# by make test); it needs a Docker daemon and fails without one.
+test-docker: deps images
+	LOCKCHECK_DOCKER_TESTS=1 $(GO) test -p 1 -count=1 -timeout 15m ./providers/docker
+	LOCKCHECK_DOCKER_TESTS=1 $(GO) test -count=1 -timeout 5m -run '^TestDocker' ./cmd/lockcheck
 
 # The two lists, one a line (make bench times the parts of make test with them).
 test-packages:

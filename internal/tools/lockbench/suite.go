@@ -22,7 +22,7 @@ type testEvent struct {
 	Elapsed float64
 }
 
-// suiteWallTime is figure 5: what `make test` runs after its installs and image build: `go vet
+// suiteWallTime is figure 5: what `make test` runs after its installs and build: `go vet
 // ./...`, the pure packages' tests two packages at a time, then the packages with real servers
 // two at a time, the runner package first (the Makefile's PURE_PKGS and REAL_PKGS); the runner
 // package's test runs the whole shipped scenario library once. With --suite other than ./..., those packages at -p 1.
@@ -151,8 +151,8 @@ func suiteWallTime(ctx context.Context, c config) (string, error) {
 	}
 	b.WriteString("\nThe packages with real servers run two at a time (`-p 2`), the runner package (its scenarios two at a " +
 		"time) first: most of their time is real time that scenarios and fault tests must wait (TTLs expiring, pauses, " +
-		"ZooKeeper sessions), not CPU. `make test` " +
-		"also builds the docker provider's images beside vet and the pure packages (figure 11 times that build).\n")
+		"ZooKeeper sessions), not CPU. The docker provider's images and the tests that run containers are " +
+		"`make test-docker`'s (figure 11 times the image build).\n")
 	if ctx.Err() != nil {
 		return b.String(), ctx.Err()
 	}
