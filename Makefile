@@ -5,8 +5,8 @@ GO      ?= go
 BIN     := bin/lockcheck
 PKGS    := ./...
 
-.PHONY: all deps build run test test-pure test-docker test-packages tidy-check flakes vet repeat debate debate-repeat debate-repeat-docker jepsen-etcd matrix mutants bench hunt-bench soak byol track-record images clean
-
+.PHONY: all deps build run test test-pure test-docker test-packages tidy-check flakes vet repeat debate debate-repeat \
+	debate-repeat-docker jepsen-etcd matrix mutants bench hunt-bench soak byol track-record images clean
 
 all: build
 

@@ -84,15 +84,15 @@ func WriteRecord(path string, m Measurement, partial bool) error {
 	if r == nil {
 		r = &Record{}
 	}
-	if i := slices.IndexFunc(r.Measurements, func(x Measurement) bool {
-		return x.Provider == m.Provider && x.Condition == m.Condition
-	}); i >= 0 && partial {
-		m = r.Measurements[i].replaceRows(m)
+	i := slices.IndexFunc(r.Measurements, func(x Measurement) bool { return x.Label() == m.Label() })
+	switch {
+	case i < 0:
+		r.Measurements = append(r.Measurements, m)
+	case partial:
+		r.Measurements[i] = r.Measurements[i].replaceRows(m)
+	default:
+		r.Measurements[i] = m
 	}
-	r.Measurements = slices.DeleteFunc(r.Measurements, func(x Measurement) bool {
-		return x.Provider == m.Provider && x.Condition == m.Condition
-	})
-	r.Measurements = append(r.Measurements, m)
 	sort.SliceStable(r.Measurements, func(i, j int) bool { return r.Measurements[i].Label() < r.Measurements[j].Label() })
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {

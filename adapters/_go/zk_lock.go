@@ -265,27 +265,20 @@ func (l *zkLock) acquire(within time.Duration) answer {
 // as the built-in zk design does when it cannot read its token, would hide what the library did.
 func (l *zkLock) took(conn *zk.Conn, lk *zk.Lock, deadline time.Time) answer {
 	mine, _, err := l.ownNodes(conn, deadline.Add(l.init.timeout()))
-	if err == nil && len(mine) == 0 {
-		l.mu.Lock()
-		l.held = lk
-		l.mu.Unlock()
-		return ok()
-	}
-	if err == nil && len(mine) != 1 {
+	if err == nil && len(mine) > 1 {
 		err = fmt.Errorf("found %d nodes of ours, want 1", len(mine))
 	}
 	if err != nil {
 		_ = lk.Unlock()
 		return unknownf("zk: took the lock but could not read its node for a token: %v", err)
 	}
-	var token int64
-	for _, czxid := range mine {
-		token = czxid // the only one
-	}
 	l.mu.Lock()
 	l.held = lk
 	l.mu.Unlock()
-	return okToken(token)
+	for _, czxid := range mine {
+		return okToken(czxid) // the only one
+	}
+	return ok() // no node of ours: held as Lock said, without a token
 }
 
 func (l *zkLock) release(within time.Duration) answer {

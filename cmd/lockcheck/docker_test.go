@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/lockcheck/lockcheck/internal/dockertests"
 	"github.com/lockcheck/lockcheck/providers/docker"
 	"github.com/lockcheck/lockcheck/providers/docker/images"
 )
@@ -53,12 +53,7 @@ func dockerLeftovers(t *testing.T, pid int) int {
 // A run on the docker provider interrupted by Ctrl-C (SIGINT) or killed with SIGKILL leaves no
 // container or network behind: the first cleans up itself, the second through its watcher.
 func TestDockerRunLeavesNothingAfterCtrlCOrKill(t *testing.T) {
-	if os.Getenv("LOCKCHECK_DOCKER_TESTS") != "1" {
-		t.Skip("docker provider test: make test-docker runs it (LOCKCHECK_DOCKER_TESTS=1)")
-	}
-	if _, err := images.Connect(context.Background()); err != nil {
-		t.Fatalf("LOCKCHECK_DOCKER_TESTS=1 but %v", err)
-	}
+	dockertests.Need(t)
 	bin := lockcheck(t)
 	repo, _ := filepath.Abs("../..")
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {

@@ -2,31 +2,19 @@ package docker_test
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
+	"github.com/lockcheck/lockcheck/internal/dockertests"
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/providers/docker"
 	"github.com/lockcheck/lockcheck/providers/docker/images"
 )
 
-// needDocker skips a test, in one line, unless LOCKCHECK_DOCKER_TESTS=1 (`make test-docker` sets
-// it: these tests need the provider's images, minutes to build the first time); with it set, a
-// Docker daemon that does not answer fails the test.
-func needDocker(t *testing.T) {
-	t.Helper()
-	if os.Getenv("LOCKCHECK_DOCKER_TESTS") != "1" {
-		t.Skip("docker provider test: make test-docker runs it (LOCKCHECK_DOCKER_TESTS=1)")
-	}
-	cli, err := images.Connect(context.Background())
-	if err != nil {
-		t.Fatalf("LOCKCHECK_DOCKER_TESTS=1 but %v", err)
-	}
-	cli.Close()
-}
+// needDocker runs a test only when the docker provider's tests were asked for (package dockertests).
+func needDocker(t *testing.T) { dockertests.Need(t) }
 
 func newProvider(t *testing.T) *docker.Provider {
 	t.Helper()

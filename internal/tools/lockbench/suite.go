@@ -25,7 +25,8 @@ type testEvent struct {
 // suiteWallTime is figure 5: what `make test` runs after its installs and build: `go vet
 // ./...`, the pure packages' tests two packages at a time, then the packages with real servers
 // two at a time, the runner package first (the Makefile's PURE_PKGS and REAL_PKGS); the runner
-// package's test runs the whole shipped scenario library once. With --suite other than ./..., those packages at -p 1.
+// package's test runs the whole shipped scenario library once. With --suite other than ./...,
+// those packages at -p 1.
 func suiteWallTime(ctx context.Context, c config) (string, error) {
 	vetArgs := []string{"vet", c.suitePkgs}
 	t := time.Now()
