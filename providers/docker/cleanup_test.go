@@ -13,6 +13,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
+	"github.com/lockcheck/lockcheck/internal/dockertests"
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/providers/docker"
 	"github.com/lockcheck/lockcheck/providers/docker/images"
@@ -39,7 +40,7 @@ func leftovers(t *testing.T, label, value string) int {
 }
 
 func TestCloseRemovesContainersAndNetwork(t *testing.T) {
-	needDocker(t)
+	dockertests.Need(t)
 	p, err := docker.New(providers.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +74,7 @@ func TestHelperController(t *testing.T) {
 // A controller killed with SIGKILL cannot clean up: its watcher removes its container and network
 // within seconds.
 func TestKilledControllerLeavesNothingBehind(t *testing.T) {
-	needDocker(t)
+	dockertests.Need(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperController$", "-test.v")
 	cmd.Env = append(os.Environ(), "LOCKCHECK_DOCKER_HELPER=1")
 	out, err := cmd.StdoutPipe()
@@ -115,7 +116,7 @@ func TestKilledControllerLeavesNothingBehind(t *testing.T) {
 
 // What a dead controller left behind (its watcher could not run) is removed by the next start.
 func TestNextStartRemovesLeftoversOfDeadRuns(t *testing.T) {
-	needDocker(t)
+	dockertests.Need(t)
 	cli, err := images.Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)

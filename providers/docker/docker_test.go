@@ -13,12 +13,9 @@ import (
 	"github.com/lockcheck/lockcheck/providers/docker/images"
 )
 
-// needDocker runs a test only when the docker provider's tests were asked for (package dockertests).
-func needDocker(t *testing.T) { dockertests.Need(t) }
-
 func newProvider(t *testing.T) *docker.Provider {
 	t.Helper()
-	needDocker(t)
+	dockertests.Need(t)
 	p, err := docker.New(providers.Options{Dir: t.TempDir(), Logger: testLogger{t}})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/lockcheck/lockcheck/internal/dockertests"
 	"github.com/lockcheck/lockcheck/internal/redisopt"
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/providers"
@@ -159,7 +160,7 @@ func TestKillAndRestartKeepTheAddresses(t *testing.T) {
 // A replica cut from its primary (iptables DROP in the replica's namespace) misses the writes
 // made meanwhile; when the primary dies, Sentinel promotes it anyway and the write is lost.
 func TestCutReplicaMissesWritesAndIsPromoted(t *testing.T) {
-	needDocker(t)
+	dockertests.Need(t)
 	d, err := locks.Get("set-nx-px")
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +217,7 @@ func TestCutReplicaMissesWritesAndIsPromoted(t *testing.T) {
 // addresses on the run's network; cutting the leader from its peers makes the other two elect a
 // new one.
 func TestZooKeeperLeaderCutFromPeersIsReplaced(t *testing.T) {
-	needDocker(t)
+	dockertests.Need(t)
 	d, err := locks.Get("zk")
 	if err != nil {
 		t.Fatal(err)
