@@ -24,8 +24,10 @@ build:
 # local processes, without the other service kinds' clients and the Docker client, which are most
 # of a fresh build (package internal/quickstart). go build fetches only the modules it imports;
 # make build builds the whole lockcheck. The packages install while Go builds (neither needs the
-# other): on a fresh machine the apt step (about 8 s) hides behind the build.
-QUICK_BUILD = $(GO) build -tags quickstart -o $(BIN) ./cmd/lockcheck
+# other): on a fresh machine the apt step (about 8 s) hides behind the build. The compiler runs
+# without its garbage collector until a process holds 1.5 GiB (GOGC=off, GOMEMLIMIT): a cold build
+# is CPU-bound on 2 cores, and collecting was a sixth of its CPU time (docs/COMMANDS.md#make-run).
+QUICK_BUILD = GOGC=off GOMEMLIMIT=1500MiB $(GO) build -tags quickstart -o $(BIN) ./cmd/lockcheck
 run:
 	@./scripts/install-deps.sh redis & apt=$$!; \
 	echo "$(QUICK_BUILD)"; \
