@@ -55,7 +55,7 @@ func Load(path string) (*Scenario, error) {
 func Parse(path string, src []byte) (*Scenario, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(src, &root); err != nil {
-		return nil, yamlErrors(path, nil, err)
+		return nil, yamlErrors(path, nil, yamlpos.Relined(src, err))
 	}
 	idx := yamlpos.New(&root)
 	var s Scenario

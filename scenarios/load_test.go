@@ -65,6 +65,8 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 			[]string{"x.yaml:12: expect.collateral.max_legit_rejections: -2 is negative"}},
 		{"bad duration", [2]string{"ttl: 500ms", "ttl: 500"},
 			[]string{"x.yaml:4: ttl:", "not a duration"}},
+		{"syntax error on its line, not the block's", [2]string{"ttl: 500ms", `ttl: "500ms" 2`},
+			[]string{"x.yaml:4: did not find expected key"}},
 		{"wrong type", [2]string{"clients: 2", "clients: two"},
 			[]string{"x.yaml:3: clients:"}},
 		{"unknown target", [2]string{"target: client-1", "target: client-9"},

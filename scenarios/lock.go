@@ -182,7 +182,7 @@ func loadDesignFile(path, shown string) (*locks.Program, map[string]int, []*Erro
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(src, &root); err != nil {
-		return nil, nil, asErrors(yamlErrors(shown, nil, err))
+		return nil, nil, asErrors(yamlErrors(shown, nil, yamlpos.Relined(src, err)))
 	}
 	idx := yamlpos.New(&root)
 	var p locks.Program

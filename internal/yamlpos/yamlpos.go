@@ -3,7 +3,10 @@
 package yamlpos
 
 import (
+	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -72,4 +75,39 @@ func (idx Index) FieldAt(line int) string {
 		}
 	}
 	return best
+}
+
+var syntaxMsg = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// Relined puts a syntax error of yaml.v3 on the line where the problem is. yaml.v3 names the
+// line where the enclosing block begins: a stray word after a quoted value on line 3 of a
+// scenario is "line 1: did not find expected key". The problem's line is the first one from
+// which every longer prefix of the document fails to parse (a prefix that ends inside an open
+// flow collection fails too, but one that closes it parses again). Other errors, and documents
+// whose every prefix parses, are returned as they are.
+func Relined(src []byte, err error) error {
+	var te *yaml.TypeError
+	if err == nil || errors.As(err, &te) {
+		return err
+	}
+	g := syntaxMsg.FindStringSubmatch(err.Error())
+	if g == nil {
+		return err
+	}
+	lines := strings.SplitAfter(string(src), "\n")
+	fails := func(n int) bool {
+		var v any
+		return yaml.Unmarshal([]byte(strings.Join(lines[:n], "")), &v) != nil
+	}
+	if !fails(len(lines)) {
+		return err
+	}
+	line := len(lines)
+	for line > 1 && fails(line-1) {
+		line--
+	}
+	if strconv.Itoa(line) == g[1] {
+		return err
+	}
+	return fmt.Errorf("yaml: line %d: %s", line, g[2])
 }

@@ -62,7 +62,7 @@ var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 func Parse(path string, src []byte) (*Endpoints, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(src, &root); err != nil {
-		return nil, fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, fmt.Errorf("%s: %s", path, strings.TrimPrefix(yamlpos.Relined(src, err).Error(), "yaml: "))
 	}
 	var f file
 	dec := yaml.NewDecoder(bytes.NewReader(src))
