@@ -45,7 +45,7 @@ run:
 # test-docker's; .ci/run runs both.
 PURE_PKGS := ./checker ./clock ./debate ./history ./internal/doclinks ./internal/forward ./internal/modbuild \
 	./internal/portlock ./internal/redisopt ./internal/rundir ./internal/shard ./internal/tools/flakes \
-	./internal/tools/lockhunt ./internal/tools/lockmutants ./internal/yamltime ./junit ./providers/docker/images \
+	./internal/tools/lockhunt ./internal/tools/lockmutants ./internal/yamlpos ./internal/yamltime ./junit ./providers/docker/images \
 	./providers/faketime ./proxies ./scenarios ./services ./hunt ./shrink
 # The longest real-server packages first, longest first (as measured two at a time on 2 cores): the
 # runner takes one lane, the others fill the second, and the short ones come last, so neither lane
