@@ -26,7 +26,7 @@ build:
 # make build builds the whole lockcheck. The packages install while Go builds (neither needs the
 # other): on a fresh machine the apt step (about 8 s) hides behind the build. The compiler runs
 # without its garbage collector until a process holds 1.5 GiB (GOGC=off, GOMEMLIMIT): a cold build
-# is CPU-bound on 2 cores, and collecting was a sixth of its CPU time (docs/COMMANDS.md#make-run).
+# is CPU-bound on 2 cores, and collecting was a sixth of its CPU time (docs/COMMANDS.md#make-targets).
 QUICK_BUILD = GOGC=off GOMEMLIMIT=1500MiB $(GO) build -tags quickstart -o $(BIN) ./cmd/lockcheck
 run:
 	@./scripts/install-deps.sh redis & apt=$$!; \

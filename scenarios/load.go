@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -103,8 +102,6 @@ func (s *Scenario) complete(root *yaml.Node) []*Error {
 	return append(errs, s.validate()...)
 }
 
-var lineRE = regexp.MustCompile(`^line (\d+): (.*)$`)
-
 // yamlErrors turns yaml.v3's "line N: ..." messages into Errors that also name the field there.
 func yamlErrors(path string, idx yamlpos.Index, err error) error {
 	var msgs []string
@@ -118,9 +115,8 @@ func yamlErrors(path string, idx yamlpos.Index, err error) error {
 	for _, m := range msgs {
 		m = strings.TrimPrefix(m, "yaml: ")
 		e := &Error{File: path, Msg: m}
-		if g := lineRE.FindStringSubmatch(m); g != nil {
-			e.Line, _ = strconv.Atoi(g[1])
-			e.Msg = g[2]
+		if line, msg, ok := yamlpos.LineOf(m); ok {
+			e.Line, e.Msg = line, msg
 			e.Field = idx.FieldAt(e.Line)
 			if field, msg, ok := unknownField(idx, e.Line, e.Msg); ok {
 				e.Msg = msg

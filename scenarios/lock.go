@@ -74,8 +74,8 @@ func yamlMessage(err error) string {
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
 		for _, m := range te.Errors {
-			if g := lineRE.FindStringSubmatch(m); g != nil {
-				m = g[2]
+			if _, msg, ok := yamlpos.LineOf(m); ok {
+				m = msg
 			}
 			msgs = append(msgs, m)
 		}

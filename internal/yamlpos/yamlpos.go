@@ -77,11 +77,22 @@ func (idx Index) FieldAt(line int) string {
 	return best
 }
 
-var syntaxMsg = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var lineMsg = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
-// Relined puts a syntax error of yaml.v3 on the line where the problem is. yaml.v3 names the
-// line where the enclosing block begins: a stray word after a quoted value on line 3 of a
-// scenario is "line 1: did not find expected key". The problem's line is the first one from
+// LineOf splits one of yaml.v3's "line N: message" messages (with or without "yaml: " before it)
+// into N and the message; ok is false for a message that names no line.
+func LineOf(msg string) (line int, rest string, ok bool) {
+	g := lineMsg.FindStringSubmatch(msg)
+	if g == nil {
+		return 0, "", false
+	}
+	line, _ = strconv.Atoi(g[1])
+	return line, g[2], true
+}
+
+// Relined puts a syntax error of yaml.v3 on the line where the problem is. yaml.v3 names a line
+// of the enclosing block: a stray word after a quoted value on line 3 of a scenario is "line 2:
+// did not find expected key". The problem's line is the first one from
 // which every longer prefix of the document fails to parse (a prefix that ends inside an open
 // flow collection fails too, but one that closes it parses again). Other errors, and documents
 // whose every prefix parses, are returned as they are.
@@ -90,8 +101,8 @@ func Relined(src []byte, err error) error {
 	if err == nil || errors.As(err, &te) {
 		return err
 	}
-	g := syntaxMsg.FindStringSubmatch(err.Error())
-	if g == nil {
+	reported, msg, ok := LineOf(err.Error())
+	if !ok {
 		return err
 	}
 	lines := strings.SplitAfter(string(src), "\n")
@@ -106,8 +117,8 @@ func Relined(src []byte, err error) error {
 	for line > 1 && fails(line-1) {
 		line--
 	}
-	if strconv.Itoa(line) == g[1] {
+	if line == reported {
 		return err
 	}
-	return fmt.Errorf("yaml: line %d: %s", line, g[2])
+	return fmt.Errorf("yaml: line %d: %s", line, msg)
 }

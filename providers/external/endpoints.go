@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,8 +55,6 @@ func Load(path string) (*Endpoints, error) {
 	return Parse(path, src)
 }
 
-var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-
 // Parse is Load on text already read.
 func Parse(path string, src []byte) (*Endpoints, error) {
 	var root yaml.Node
@@ -75,8 +72,8 @@ func Parse(path string, src []byte) (*Endpoints, error) {
 		}
 		var out []string
 		for _, m := range msgs {
-			if g := yamlLine.FindStringSubmatch(m); g != nil {
-				out = append(out, fmt.Sprintf("%s:%s: %s", path, g[1], g[2]))
+			if line, msg, ok := yamlpos.LineOf(m); ok {
+				out = append(out, fmt.Sprintf("%s:%d: %s", path, line, msg))
 			} else {
 				out = append(out, fmt.Sprintf("%s: %s", path, strings.TrimPrefix(m, "yaml: ")))
 			}
