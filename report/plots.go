@@ -1,3 +1,5 @@
+//go:build !quickstart
+
 package report
 
 import (
@@ -20,7 +22,9 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// The plots are drawn by gonum/plot as SVG and inlined in the page: no script, no network.
+// The plots are drawn by gonum/plot as SVG and inlined in the page: no script, no network. make
+// run's quick-start build leaves them out (plots_quickstart.go): gonum/plot and the image and
+// font packages it brings are 74 of that build's 423 packages.
 const (
 	plotWidth  = 15 * vg.Inch // about the page's width in CSS pixels, so fonts keep their size
 	plotHeight = 3.1 * vg.Inch

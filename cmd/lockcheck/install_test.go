@@ -89,8 +89,9 @@ func goEnv(t *testing.T, name string) string {
 }
 
 // make run's binary: built with -tags quickstart it leaves out the modules that only other service
-// kinds and the docker provider need (most of a fresh build's time), still reaches the README's
-// verdict, and answers a scenario it cannot run with how to build the whole lockcheck.
+// kinds, the docker provider and the report's plots need (most of a fresh build's time), still
+// reaches the README's verdict, draws a report page that says how to get the plots, and answers a
+// scenario it cannot run with how to build the whole lockcheck.
 func TestQuickstartBuildRunsTheFirstScenarioAndNamesWhatItLacks(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "lockcheck")
 	if out, err := exec.Command("go", "build", "-tags", "quickstart", "-o", bin, ".").CombinedOutput(); err != nil {
@@ -101,7 +102,7 @@ func TestQuickstartBuildRunsTheFirstScenarioAndNamesWhatItLacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, heavy := range []string{"go.etcd.io/etcd", "google.golang.org/grpc", "github.com/testcontainers", "github.com/moby/moby",
-		"github.com/jackc/pgx", "github.com/go-zookeeper/zk", "github.com/go-sql-driver/mysql"} {
+		"github.com/jackc/pgx", "github.com/go-zookeeper/zk", "github.com/go-sql-driver/mysql", "gonum.org/v1/plot"} {
 		if strings.Contains(string(mods), "\tdep\t"+heavy) {
 			t.Errorf("the quick-start binary links %s", heavy)
 		}
@@ -114,9 +115,17 @@ func TestQuickstartBuildRunsTheFirstScenarioAndNamesWhatItLacks(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), exitCode(err)
 	}
-	out, code := run("run", "--results", t.TempDir(), "scenarios/debate/k2-set-nx-px.yaml")
+	results := t.TempDir()
+	out, code := run("run", "--results", results, "scenarios/debate/k2-set-nx-px.yaml")
 	if code != exitMatch || !strings.Contains(out, "mutual exclusion  VIOLATED") {
 		t.Fatalf("make run's scenario on the quick-start build: exit %d\n%s", code, out)
+	}
+	pages, _ := filepath.Glob(filepath.Join(results, "*", "*", "report.html"))
+	if len(pages) != 1 {
+		t.Fatalf("want one report.html under %s, found %v", results, pages)
+	}
+	if page, err := os.ReadFile(pages[0]); err != nil || !strings.Contains(string(page), "./bin/lockcheck report RUN_FOLDER</code>, draws them") {
+		t.Errorf("the quick-start report page should say how to draw the plots it leaves out (read error %v)", err)
 	}
 	const hint = "make build builds every lock, service kind and provider"
 	lacking := [][]string{
