@@ -34,6 +34,12 @@ const (
 	// killed with SIGKILL (invoke) and started again (ok).
 	Crash = "crash"
 	Lost  = "lost" // a client stopped believing it holds the lock: its validity ended, its session expired (note)
+	// Check: the holder asks its lock whether it still holds it before an access (ok: yes;
+	// fail: no, and a Lost note follows). Renew: the lock renewed its lease or session on its own
+	// (a watchdog, a keep-alive, a session's heartbeat), as the design reports it; ok: the
+	// servers said yes. Neither changes who holds the lock; their yes answers are promises.
+	Check = "check"
+	Renew = "renew"
 	// Reentrant designs: the holder takes the lock again and gives the inner level back. These
 	// do not change who holds the lock.
 	Reacquire = "reacquire"
@@ -103,7 +109,8 @@ type Event struct {
 	Duration int64 `json:"duration,omitempty"`
 	// Params are a fault's own parameters, a JSON object as its kind wrote it (a clock's offset
 	// and rate, a partition's nodes): package nemesis's kinds read them, nothing here does but
-	// Faults for a clock. Histories written before faults kept their parameters here have them
+	// Faults for a clock. On a ClientDesign note they are the client's clock as the scenario set
+	// it from the start (offset in nanoseconds, rate), when it did. Histories written before faults kept their parameters here have them
 	// as keys of the event (nodes, offset, rate, latency); the decoder gathers those into Params.
 	Params json.RawMessage `json:"params,omitempty"`
 	Error  string          `json:"error,omitempty"`
@@ -114,6 +121,43 @@ type Event struct {
 	// Server, on the run's start note, is what the lock servers run, as they report it, when the
 	// service says ("etcd 3.4.3 (built from go.etcd.io/etcd@...)").
 	Server string `json:"server,omitempty"`
+
+	// Promise (nanoseconds), on the ok of an acquire, reacquire, check or renew, is how long the
+	// lock promised the client it holds, counted from Since (or the op's invoke when Since is
+	// absent): the lease the answer granted. Forever: until the client gives the lock back.
+	// Absent: the answer promised nothing that lasts (a check the client made on its own).
+	Promise int64 `json:"promise_ns,omitempty"`
+	// Since (CLOCK_MONOTONIC) is when the request behind a promise was sent, when that is not the
+	// op's invoke: an acquire retries, and only its last attempt's request was answered yes.
+	Since int64 `json:"since_ns,omitempty"`
+	// Session names the lease or session a promise lives on ("lease 694d8c3a1f2b"), for designs
+	// that have one: a renewal speaks for the holds of its own session only.
+	Session string `json:"session,omitempty"`
+	// Rule, on a ClientDesign note, is what the design promises a holder. A history whose design
+	// notes carry no rule was written before lockcheck recorded promises.
+	Rule *PromiseRule `json:"rule,omitempty"`
+	// Weakness, on the invoke of a fault that acts on a lock server, names the documented weakness
+	// of lock services it exercises, when it does ("clock": the server's clock moved, so its
+	// leases end early; "crash": what the server had not persisted or replicated is lost).
+	Weakness string `json:"weakness,omitempty"`
+}
+
+// Forever is a Promise that lasts until the client gives the lock back.
+const Forever int64 = -1
+
+// PromiseRule is what a lock design promises a holder, as a client's design note records it.
+type PromiseRule struct {
+	Words string `json:"words"` // the rule in words: "the lease (400ms) from each acquire or renewal"
+	// Slack is how long past a promise's end the lock's servers may still keep it: a ZooKeeper
+	// session expires on the next tick, etcd revokes expired leases in a loop. A client cut off
+	// for longer than its promise and the slack certainly lost whatever it held.
+	Slack int64 `json:"slack_ns,omitempty"`
+	// ClientClocks: the lock's expiry is reckoned by its clients' own clocks (a GETSET lock), so a
+	// client's clock fault is a fault of the lock's own time.
+	ClientClocks bool `json:"client_clocks,omitempty"`
+	// Connection: a promise lasts only while the client's connection to the lock's server does
+	// (a database session lock): a cut of the client's links ends it.
+	Connection bool `json:"connection,omitempty"`
 }
 
 // Register is one register's part in an access.

@@ -20,12 +20,15 @@ type Fault struct {
 	// kind to describe the fault (package nemesis: Label).
 	Params json.RawMessage
 	Error  string // a completion that reported trouble (healing failed)
+	// Weakness is the documented weakness of lock services the fault exercised on a lock
+	// server, as its invoke recorded it (Event.Weakness); "" when it exercised none.
+	Weakness string
 }
 
 // Faults pairs the nemesis's invokes with their completions by kind and op. A fault that failed
 // to start never happened and is left out; one never completed runs to the end of the run. Kinds
 // are not interpreted, so a new kind of fault shows up without changes here — except a clock set
-// with no length, whose completion says the clock stays set (clockStaysSet): it lasts until the
+// with no length, whose completion says the clock stays set (ClockSetOff): it lasts until the
 // target's clock is set again or reset at heal.
 func Faults(events []Event) []Fault {
 	events = sortedByTime(events)
@@ -51,14 +54,14 @@ func Faults(events []Event) []Fault {
 			}
 			open[key] = len(out)
 			out = append(out, Fault{Kind: e.F, Target: e.Target, As: e.As, Point: e.Point,
-				Start: e.Time, End: end, Open: true, Params: e.Params})
+				Start: e.Time, End: end, Open: true, Params: e.Params, Weakness: e.Weakness})
 		case OK, Info, Fail:
 			i, ok := open[key]
 			if !ok {
 				continue // a fault that failed to start: its only record is this completion
 			}
 			delete(open, key)
-			if e.F == Clock && e.Type == OK && clockStaysSet(e.Params) {
+			if e.F == Clock && e.Type == OK && ClockSetOff(e.Params) {
 				skewed[e.Target] = i // still set: open until reset
 				continue
 			}
@@ -75,10 +78,10 @@ func Faults(events []Event) []Fault {
 	return out
 }
 
-// clockStaysSet reads a clock fault's completion: parameters with an offset, or a rate other
-// than true speed, say the clock was left so (package nemesis's clock kind writes them with these
+// ClockSetOff reads a clock's parameters (a clock fault's completion, a client's design note):
+// an offset, or a rate other than true speed, say the clock was left so (package nemesis's clock kind writes them with these
 // names and units: nanoseconds, a factor).
-func clockStaysSet(params json.RawMessage) bool {
+func ClockSetOff(params json.RawMessage) bool {
 	var c struct {
 		Offset int64   `json:"offset"`
 		Rate   float64 `json:"rate"`

@@ -195,6 +195,10 @@ func (e *Event) Clone() Event {
 		t := *e.Token
 		c.Token = &t
 	}
+	if e.Rule != nil {
+		r := *e.Rule
+		c.Rule = &r
+	}
 	return c
 }
 

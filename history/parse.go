@@ -490,6 +490,23 @@ func (p *parser) parseEvent(line []byte, e *Event, regs map[string]Register) (se
 			e.Seq, err = p.nullableInt(e.Seq)
 		case "server":
 			e.Server, err = p.nullableStr(e.Server)
+		case "promise_ns":
+			e.Promise, err = p.nullableInt(e.Promise)
+		case "since_ns":
+			e.Since, err = p.nullableInt(e.Since)
+		case "session":
+			e.Session, err = p.nullableStr(e.Session)
+		case "weakness":
+			e.Weakness, err = p.nullableStr(e.Weakness)
+		case "rule":
+			if p.null() {
+				e.Rule = nil
+				return nil
+			}
+			if e.Rule == nil { // a repeated key fills the same rule, as in encoding/json
+				e.Rule = &PromiseRule{}
+			}
+			err = p.rule(e.Rule)
 		default:
 			// A key this decoder does not know is skipped, as encoding/json would; but one that
 			// differs from a field only in case is a misspelling, which encoding/json would
@@ -557,7 +574,38 @@ func (p *parser) legacyObject() json.RawMessage {
 
 // eventFields are Event's JSON keys, and the legacyParams.
 var eventFields = []string{"t", "process", "type", "f", "op", "cs", "token", "registers", "role",
-	"target", "as", "point", "pass", "duration", "params", "error", "design", "seq", "server", "nodes", "offset", "rate", "latency"}
+	"target", "as", "point", "pass", "duration", "params", "error", "design", "seq", "server", "promise_ns", "since_ns",
+	"session", "rule", "weakness", "nodes", "offset", "rate", "latency"}
+
+// ruleFields are PromiseRule's JSON keys.
+var ruleFields = []string{"words", "slack_ns", "client_clocks", "connection"}
+
+// rule reads a design note's promise rule into r.
+func (p *parser) rule(r *PromiseRule) error {
+	return p.object(func(k []byte) error {
+		var err error
+		p.reg = string(k)
+		switch string(k) {
+		case "words":
+			r.Words, err = p.nullableStr(r.Words)
+		case "slack_ns":
+			r.Slack, err = p.nullableInt(r.Slack)
+		case "client_clocks":
+			r.ClientClocks, err = p.nullableBool(r.ClientClocks)
+		case "connection":
+			r.Connection, err = p.nullableBool(r.Connection)
+		default:
+			for _, f := range ruleFields {
+				if strings.EqualFold(string(k), f) {
+					return p.fail("not a field of a promise rule (%s)", strings.Join(ruleFields, ", "))
+				}
+			}
+			err = p.skipValue(1)
+		}
+		p.reg = ""
+		return err
+	})
+}
 
 const (
 	maxInt = int(^uint(0) >> 1)
@@ -570,6 +618,22 @@ func (p *parser) nullableInt(old int64) (int64, error) {
 		return old, nil
 	}
 	return p.int64()
+}
+
+// nullableBool reads true or false; null keeps the old value.
+func (p *parser) nullableBool(old bool) (bool, error) {
+	if p.null() {
+		return old, nil
+	}
+	switch {
+	case p.literal("true"):
+		p.i += 4
+		return true, nil
+	case p.literal("false"):
+		p.i += 5
+		return false, nil
+	}
+	return old, p.fail("want a boolean, got %s", p.describe())
 }
 
 func (p *parser) nullableStr(old string) (string, error) {

@@ -17,7 +17,8 @@ func fullEvent() Event {
 		Registers: map[string]Register{"unfenced": {Value: 5, Status: Accepted}, "fenced-rw": {Value: -1, Status: Rejected}},
 		Role:      "write", Params: json.RawMessage(`{"nodes":["n1","n2"],"offset":-2000000000,"rate":1.1}`), Target: "n4", As: "holder",
 		Point: "before-write", Pass: 2, Duration: 1500e6, Error: `i/o timeout "quoted" <b> é`, Design: "zk@v1.0.1", Seq: 99,
-		Server: "etcd 3.4.3 (built from go.etcd.io/etcd@v0.0.0-x)"}
+		Server: "etcd 3.4.3 (built from go.etcd.io/etcd@v0.0.0-x)", Promise: 400e6, Since: 123000000, Session: "lease 7f3a",
+		Rule: &PromiseRule{Words: "the lease", Slack: 1e9, ClientClocks: true, Connection: true}, Weakness: "clock"}
 }
 
 // viaEncodingJSON reads a line as the decoder must: as encoding/json reads it into an Event, with
@@ -93,6 +94,10 @@ func TestDecoderAgreesWithEncodingJSON(t *testing.T) {
 		`{"t":10,"process":"nemesis","type":"invoke","f":"delay","params": { "nodes" : ["n1"], "latency": 5 , "new":{"x":null}} ,"offset":3}`,
 		`{"t":11,"process":"nemesis","type":"ok","f":"clock","params":null,"rate":1}`,
 		`{"t":12,"process":"nemesis","type":"ok","f":"clock","latency":4,"rate":null,"offset":1,"nodes":null,"offset":2}`,
+		`{"t":13,"process":"controller","type":"note","f":"design","target":"client-1","design":"x","rule":{"words":"w","slack_ns":5,` +
+			`"client_clocks":true,"connection":false,"new":[1]},"rule":{"connection":true,"words":null}}`,
+		`{"t":14,"process":"client-1","type":"ok","f":"renew","op":2,"promise_ns":-1,"since_ns":3,"session":"s","rule":null}`,
+		`{"t":15,"process":"nemesis","type":"invoke","f":"clock","op":1,"target":"n1","weakness":"clock"}`,
 	}
 	for _, line := range lines {
 		want, err := viaEncodingJSON([]byte(line))
