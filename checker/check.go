@@ -71,6 +71,7 @@ func (l *Log) Check(opts Options) Verdict {
 		Registers:       l.checkRegisters(ops, opts.LinearizabilityTimeout),
 		Liveness:        l.liveness(ops, unavailable, b, opts.StuckAfter),
 	}
+	l.classifyWindows(&v.MutualExclusion, tl.holds, ops, b)
 	v.Inconclusive = l.inconclusive(ops, v)
 	acqs, deaths := l.acquireOps(ops)
 	cover := l.faultCover()
@@ -83,6 +84,7 @@ func (l *Log) Check(opts Options) Verdict {
 	v.Collateral = l.collateral(v.Registers, b.start)
 	v.FaultFree = len(l.nemesis) == 0
 	v.Summary = summarize(v)
+	v.Outcome, v.Headline = Judge(v).Outcome, Headline(v)
 	return v
 }
 

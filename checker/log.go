@@ -27,6 +27,13 @@ type Log struct {
 	// What Check found, for Visualize: the piece of each register's history to draw.
 	pieces map[string]*piece
 
+	// promised holds what the few answers that carry a promise said (history.Event.Promise,
+	// Since, Session), by client and op, and rules each client's design's promise rule: kept
+	// apart from recs, which a million-event history holds one of per event.
+	promised map[opKey]promiseRec
+	rules    map[int32]*history.PromiseRule
+	skewed   []string // clients whose clocks the scenario set off true time from the start
+
 	server string // what the lock servers ran (the start note's), "" when the service did not say
 }
 
@@ -39,6 +46,18 @@ type rec struct {
 	nregs            uint8
 	typ              uint8
 	hasToken         bool
+}
+
+// opKey names one client operation: the client's string id and its op number.
+type opKey struct {
+	proc int32
+	op   int64
+}
+
+// promiseRec is what an answer promised (history.Event's Promise, Since and Session).
+type promiseRec struct {
+	promise, since int64
+	session        int32
 }
 
 type regValue struct {
@@ -86,13 +105,18 @@ const (
 	idController
 	idNemesis
 	idResource
+	idCheck
+	idRenew
+	idReacquire
 )
 
 var fixedStrings = []string{"", history.Acquire, history.Release, history.Read, history.Write, history.Crash,
-	history.Lost, history.Kill, history.Start, history.End, history.Final, history.Controller, history.Nemesis, history.Resource}
+	history.Lost, history.Kill, history.Start, history.End, history.Final, history.Controller, history.Nemesis, history.Resource,
+	history.Check, history.Renew, history.Reacquire}
 
 func newLog() *Log {
-	l := &Log{ids: map[string]int32{}, regIDs: map[string]uint8{}, first: 1<<63 - 1, last: -1 << 63}
+	l := &Log{ids: map[string]int32{}, regIDs: map[string]uint8{}, first: 1<<63 - 1, last: -1 << 63,
+		promised: map[opKey]promiseRec{}, rules: map[int32]*history.PromiseRule{}}
 	for _, s := range fixedStrings {
 		l.id(s)
 	}
@@ -150,6 +174,16 @@ func (l *Log) add(e *history.Event) {
 		if e.F == history.Start && e.Server != "" {
 			l.server = e.Server
 		}
+		if e.F == history.ClientDesign && e.Rule != nil && e.Target != "" {
+			r := *e.Rule
+			l.rules[l.id(e.Target)] = &r
+		}
+		if e.F == history.ClientDesign && e.Target != "" && history.ClockSetOff(e.Params) {
+			l.skewed = append(l.skewed, e.Target)
+		}
+	}
+	if e.Type == history.OK && (e.Promise != 0 || e.Since != 0 || e.Session != "") && history.IsClient(e.Process) {
+		l.promised[opKey{l.id(e.Process), e.Op}] = promiseRec{promise: e.Promise, since: e.Since, session: l.id(e.Session)}
 	}
 	r := rec{t: e.Time, op: e.Op, cs: e.CS, proc: l.id(e.Process), f: l.id(e.F), target: l.id(e.Target),
 		typ: typeCodes[e.Type], regs: int32(len(l.regs))}

@@ -37,12 +37,17 @@ const (
 	// Inconclusive: the run proves nothing (Verdict.Inconclusive says why: no client ever held
 	// the lock, the lock service never answered).
 	Inconclusive Outcome = "inconclusive"
+	// Broken: the lock broke its promise: it told two clients they held it at the same time, and
+	// no fault on its servers explains it (MutualExclusion.Broken, promises.go) — the lock's own
+	// bug, whatever fencing saved. Unsafe and rescued runs are those whose double ownership a
+	// holder outlived its promise for (K2), or a fault on the servers explains.
+	Broken Outcome = "broken"
 )
 
 // Outcomes lists the outcomes from worst to best, a strict order: the order a summary of several
 // runs breaks ties in, and the order a gate (Meets) ranks them.
 //
-//	safe < damaged < starved < rescued < stuck < inconclusive < unsafe
+//	safe < damaged < starved < rescued < stuck < inconclusive < unsafe < broken
 //
 // Damaged is better than starved: the harmed clients still got the lock and could go on, where a
 // starved client's work stopped, with no error it could act on. Starved is better than rescued:
@@ -50,8 +55,11 @@ const (
 // and only fencing kept the data. Stuck is worse than rescued: a lock nobody can ever take again
 // stops the system, where fencing at least keeps a rescued one correct. Inconclusive sits just
 // above unsafe: a run that proves nothing passes no gate that asks for anything better, and it is
-// still not evidence of a failure.
-var Outcomes = []Outcome{Unsafe, Inconclusive, Stuck, Rescued, Starved, Damaged, Safe}
+// still not evidence of a failure. Broken is the worst: the lock itself told two clients they
+// held it at once, where an unsafe run's holder outlived what it was told (a limit of every
+// lease) or a documented weakness of the servers was hit; a gate that asks for unsafe or better
+// passes those and fails any broken promise.
+var Outcomes = []Outcome{Broken, Unsafe, Inconclusive, Stuck, Rescued, Starved, Damaged, Safe}
 
 // Rank is o's place in the strict order: 0 for safe, one more for each worse outcome; -1 for a
 // word that is not an outcome.
@@ -145,6 +153,8 @@ func Judge(v Verdict) Judgement {
 		j.Outcome = Damaged
 	case !j.LockFailed:
 		j.Outcome = Safe
+	case v.MutualExclusion.Broken > 0:
+		j.Outcome = Broken
 	case len(j.Rescuers) > 0 && !j.NoFault:
 		// Fencing rescues a lock from faults. A lock that let two clients in, or lost data,
 		// with no fault at all is unsafe however well the registers did.
@@ -191,8 +201,21 @@ func Headline(v Verdict) string {
 		return "Damaged: mutual exclusion held and no update was lost, but the lock harmed its rightful users (" + harmWords(v) + ")"
 	}
 	s := "Unsafe: the protected data lost updates"
-	if !v.MutualExclusion.Holds {
+	if j.Outcome == Rescued {
+		s = "Rescued: the protected data lost updates"
+	}
+	switch {
+	case j.Outcome == Broken:
+		s = "Broken: the lock broke its promise, telling two clients they held it at the same time with no fault on its servers " +
+			"to explain it (" + classWords(v.MutualExclusion) + ")"
+	case !v.MutualExclusion.Holds:
 		s = "Unsafe: two clients believed they held the lock at the same time"
+		if j.Outcome == Rescued {
+			s = "Rescued: two clients believed they held the lock at the same time"
+		}
+		if c := classWords(v.MutualExclusion); c != "" {
+			s += " (" + c + ")"
+		}
 	}
 	switch {
 	case j.Outcome == Rescued:
@@ -216,11 +239,14 @@ func Headline(v Verdict) string {
 // debate's rows show it.
 func Short(v Verdict) string {
 	var parts []string
-	if v.MutualExclusion.Holds {
+	if m := v.MutualExclusion; m.Holds {
 		parts = append(parts, "mutual exclusion held")
 	} else {
-		parts = append(parts, fmt.Sprintf("double ownership (%d window(s), %s)",
-			len(v.MutualExclusion.Windows), v.MutualExclusion.TotalOverlap.Round(time.Millisecond)))
+		s := fmt.Sprintf("double ownership (%d window(s), %s", len(m.Windows), m.TotalOverlap.Round(time.Millisecond))
+		if c := classCounts(m); c != "" {
+			s += ": " + c
+		}
+		parts = append(parts, s+")")
 	}
 	names := sortedNames(v.Registers)
 	sort.SliceStable(names, func(i, j int) bool { return registerOrder(names[i]) < registerOrder(names[j]) })
@@ -282,4 +308,47 @@ func registerOrder(name string) string {
 		}
 	}
 	return "9" + name
+}
+
+// classCounts counts the windows by class, most serious first: "1 broken, 2 outlived"; "" when
+// none is classified.
+func classCounts(m MutualExclusion) string {
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		word string
+	}{{m.Broken, "broken"}, {m.Explained, "explained"}, {m.Outlived, "outlived"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.word))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// classWords says in a few words why the windows happened: "every window: a holder outlived its
+// promise (K2)", "2 of 3 windows: the lock broke its promise"; "" when none is classified.
+func classWords(m MutualExclusion) string {
+	n := len(m.Windows)
+	var parts []string
+	for _, c := range []struct {
+		n     int
+		class WindowClass
+	}{{m.Broken, ClassBroken}, {m.Explained, ClassExplained}, {m.Outlived, ClassOutlived}} {
+		if c.n == 0 {
+			continue
+		}
+		of := "every window"
+		if c.n < n {
+			of = fmt.Sprintf("%d of %d windows", c.n, n)
+		}
+		parts = append(parts, of+": "+classPhrase[c.class])
+	}
+	return strings.Join(parts, "; ")
+}
+
+// classPhrase is a class in a few words.
+var classPhrase = map[WindowClass]string{
+	ClassBroken:    "the lock broke its promise",
+	ClassExplained: "a fault on the lock's servers explains it",
+	ClassOutlived:  "a holder outlived its promise (K2)",
 }

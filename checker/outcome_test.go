@@ -98,10 +98,10 @@ func TestJudgeDamagedAndFaultFree(t *testing.T) {
 	}
 }
 
-// The strict order: safe < damaged < starved < rescued < stuck < inconclusive < unsafe.
+// The strict order: safe < damaged < starved < rescued < stuck < inconclusive < unsafe < broken.
 func TestOutcomeOrder(t *testing.T) {
-	order := []Outcome{Safe, Damaged, Starved, Rescued, Stuck, Inconclusive, Unsafe}
-	if got := OutcomeNames(); got != "safe, damaged, starved, rescued, stuck, inconclusive, unsafe" {
+	order := []Outcome{Safe, Damaged, Starved, Rescued, Stuck, Inconclusive, Unsafe, Broken}
+	if got := OutcomeNames(); got != "safe, damaged, starved, rescued, stuck, inconclusive, unsafe, broken" {
 		t.Errorf("OutcomeNames: %q", got)
 	}
 	for i, a := range order {

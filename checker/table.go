@@ -11,7 +11,11 @@ import (
 // and liveness. Sections are separated by blank lines, each aligned on its own.
 func Table(v Verdict, w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "mutual exclusion\t%s\n\n", mutualExclusionCell(v.MutualExclusion))
+	fmt.Fprintf(tw, "mutual exclusion\t%s\n", mutualExclusionCell(v.MutualExclusion))
+	for _, line := range whyLines(v.MutualExclusion) {
+		fmt.Fprintf(tw, "\t%s\n", line)
+	}
+	fmt.Fprintln(tw)
 
 	fmt.Fprintln(tw, "register\tlinearizable\tlost updates\tacked\trejected\tfinal")
 	var notApplicable []string
@@ -98,6 +102,34 @@ func notApplicableWhy(register string) string {
 		return "lock has no random value"
 	}
 	return "lock has no fencing token"
+}
+
+// whyLines say why the windows of double ownership happened, class by class, most serious first,
+// with the first window of each class as the example.
+func whyLines(m MutualExclusion) []string {
+	var out []string
+	for i := len(WindowClasses) - 1; i >= 0; i-- {
+		c := WindowClasses[i]
+		n := 0
+		var first *Overlap
+		for k, w := range m.Windows {
+			if w.Class == c {
+				if n == 0 {
+					first = &m.Windows[k]
+				}
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		of := "every window"
+		if n < len(m.Windows) {
+			of = fmt.Sprintf("%d of %d windows", n, len(m.Windows))
+		}
+		out = append(out, fmt.Sprintf("%s: %s; e.g. at %s, %s", of, classPhrase[c], Seconds(first.Offset), first.Why))
+	}
+	return out
 }
 
 func mutualExclusionCell(m MutualExclusion) string {

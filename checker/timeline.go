@@ -92,6 +92,9 @@ func (l *Log) buildTimelines(end int64) timelines {
 		case r.f == idRelease && r.typ == tInvoke, r.f == idLost:
 			stopHold(c, s, r.t, r.f)
 			stopWant(c, s, r.t) // a step other than acquiring: not waiting either
+		case r.f == idRenew, r.f == idCheck:
+			// A renewal runs on its own (a session's heartbeat goes on while its client waits),
+			// and a check is asked while holding: neither starts or ends a hold or a wait.
 		default:
 			// Any other step means the client is no longer waiting in acquire.
 			stopWant(c, s, r.t)

@@ -38,6 +38,9 @@ type Verdict struct {
 	// for): a clean verdict on such a run is no evidence, and it fails any expect block.
 	Inconclusive string `json:"inconclusive,omitempty"`
 	Summary      string `json:"summary"`
+	// Outcome is the verdict in one word (Judge), and Headline in a sentence.
+	Outcome  Outcome `json:"outcome"`
+	Headline string  `json:"headline"`
 
 	// Server is what the lock servers ran, as the run's start note records it ("etcd 3.4.3 ...");
 	// empty when the service did not say.
@@ -51,6 +54,25 @@ type MutualExclusion struct {
 	// TotalOverlap is the time during which at least two clients believed they held the lock
 	// (overlapping windows of different pairs are counted once).
 	TotalOverlap time.Duration `json:"total_overlap_ns"`
+	// PromisesRecorded: the history records what the lock promised its clients (promises.go), so
+	// every window has a class. Histories written before lockcheck recorded promises have none.
+	PromisesRecorded bool `json:"promises_recorded,omitempty"`
+	// The windows by class: the lock broke its promise, a fault on its servers explains it, a
+	// holder outlived its promise.
+	Broken    int `json:"broken_promises,omitempty"`
+	Explained int `json:"explained_by_server_faults,omitempty"`
+	Outlived  int `json:"outlived_promises,omitempty"`
+}
+
+// Worst is the most serious class of its windows; "" when none is classified.
+func (m MutualExclusion) Worst() WindowClass {
+	var worst WindowClass
+	for _, w := range m.Windows {
+		if w.Class.Worse(worst) {
+			worst = w.Class
+		}
+	}
+	return worst
 }
 
 // Overlap is one maximal window in which both clients of a pair believed they held the lock.
@@ -59,6 +81,10 @@ type Overlap struct {
 	Start   int64         `json:"start_ns"`  // CLOCK_MONOTONIC
 	Offset  time.Duration `json:"offset_ns"` // from the run's start
 	Length  time.Duration `json:"length_ns"`
+	// Class says why it happened, from what the lock promised (promises.go); "" when the history
+	// records no promises. Why is the evidence in words.
+	Class WindowClass `json:"class,omitempty"`
+	Why   string      `json:"why,omitempty"`
 }
 
 // RegisterVerdict judges one protected register.

@@ -141,6 +141,12 @@ func overlapSentences(m MutualExclusion) []string {
 	if len(pairs) > 1 {
 		out = append(out, fmt.Sprintf("In all, at least two clients held the lock at once for %s.", Human(m.TotalOverlap)))
 	}
+	for _, w := range m.Windows {
+		if w.Class != "" {
+			out = append(out, fmt.Sprintf("At %s (%s and %s, %s), %s: %s.", Seconds(w.Offset), w.Clients[0], w.Clients[1],
+				Human(w.Length), classPhrase[w.Class], w.Why))
+		}
+	}
 	return out
 }
 

@@ -1,0 +1,522 @@
+package checker
+
+// promises.go: why two clients held the lock at once — a bug of the lock, or the limit of every
+// lease.
+//
+// A lock promises a client that it holds: an acquisition that succeeded, a renewal (a watchdog's,
+// a session's keep-alive), a reentrant acquisition or a check that asked the servers, each for
+// the lease its design grants (history.Event.Promise), counted from when its request was sent
+// (Since, else the invoke) and starting when the answer came. Counted so, a promise is what the
+// servers of a correct lock certainly kept: its end is the earliest they could let the lease go,
+// its start the latest they could have granted it. For each window of double ownership, from the
+// history alone:
+//
+//   - The lock broke its promise if two promises of the pair overlap, or if it said yes to a
+//     request that no moment could have made true: at every moment between the request's sending
+//     and its answer, another client held a live promise, or the asker's own lease had certainly
+//     gone (it was frozen for longer than its lease and the servers' slack, with nothing done to
+//     the servers meanwhile). Unless a fault on the lock's own servers explains it — a clock that
+//     stepped (its leases end early), a crash that lost what was not persisted or replicated:
+//     weaknesses documented for such locks, named — the bug is the lock's, whatever its clients
+//     suffered.
+//   - Otherwise a holder outlived its promise: it acted after its last promise had run out
+//     (frozen, cut off, slow), or was told it held only after its promise could have run out. No
+//     lease can prevent that; fencing is for it (K2).
+//
+// A check that the client answers on its own (a validity computed from its clock, a session
+// state its library keeps) promises nothing, and is not a yes of the lock.
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// WindowClass says why a window of double ownership happened (Overlap.Class).
+type WindowClass string
+
+const (
+	// ClassOutlived: a holder acted after its last promise had run out (K2): the limit of every
+	// lease, which fencing is for.
+	ClassOutlived WindowClass = "outlived"
+	// ClassExplained: the lock promised itself to both, and a fault on its own servers explains it
+	// (a clock step, a crash that lost state): a documented weakness of such locks.
+	ClassExplained WindowClass = "explained"
+	// ClassBroken: the lock promised itself to both at once and no fault on its servers
+	// explains it: the lock's own bug.
+	ClassBroken WindowClass = "broken"
+)
+
+// WindowClasses lists the classes from the least to the most serious.
+var WindowClasses = []WindowClass{ClassOutlived, ClassExplained, ClassBroken}
+
+// Worse reports whether a is more serious than b ("" is the least of all).
+func (a WindowClass) Worse(b WindowClass) bool { return classRank(a) > classRank(b) }
+
+func classRank(c WindowClass) int {
+	for i, x := range WindowClasses {
+		if x == c {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// Meaning says what a class means, for reports and docs.
+func (c WindowClass) Meaning() string {
+	switch c {
+	case ClassOutlived:
+		return "a holder outlived its promise (K2): it acted after its lease had run out; fencing is for this"
+	case ClassExplained:
+		return "a fault on the lock's servers explains it: a documented weakness of the design"
+	case ClassBroken:
+		return "the lock broke its promise: it told two clients they held it at the same time, and no fault on its servers explains it"
+	}
+	return "not classified: the history records no promises"
+}
+
+// yes is one answer by which the lock promised a client that it holds.
+type yes struct {
+	client  int32
+	f       int32 // idAcquire, idReacquire, idCheck or idRenew
+	ask, ok int64 // when its request was sent; when the answer came
+	promise int64 // how long from ask it lasts; history.Forever; 0: nothing that lasts
+	session int32 // string id of its lease or session, idEmpty if none
+}
+
+// end is when the promise runs out, for a hold that ends at holdEnd.
+func (y yes) end(holdEnd int64) int64 {
+	if y.promise == history.Forever {
+		return holdEnd
+	}
+	return y.ask + y.promise
+}
+
+// promiseCheck holds what the classification reads, built once per verdict.
+type promiseCheck struct {
+	l       *Log
+	b       bounds
+	yeses   map[int32][]yes // per client, in the order of their answers
+	holds   []interval
+	kept    []periods // per hold: the moments the lock had promised it (hold promises)
+	claims  [][]yes   // per hold: the yeses that started or renewed it
+	faults  []Fault
+	clients map[string]bool
+}
+
+// classifyWindows gives each window of m its class and evidence. It does nothing when the history
+// records no promise rule (written before lockcheck recorded promises).
+func (l *Log) classifyWindows(m *MutualExclusion, holds []interval, ops []op, b bounds) {
+	if len(l.rules) == 0 || len(m.Windows) == 0 {
+		m.PromisesRecorded = len(l.rules) > 0
+		return
+	}
+	m.PromisesRecorded = true
+	pc := &promiseCheck{l: l, b: b, yeses: l.yesAnswers(ops), holds: holds, faults: l.Faults(), clients: map[string]bool{}}
+	for _, c := range l.Clients() {
+		pc.clients[c] = true
+	}
+	pc.kept = make([]periods, len(holds))
+	pc.claims = make([][]yes, len(holds))
+	for i, h := range holds {
+		pc.kept[i], pc.claims[i] = pc.holdPromises(h)
+	}
+	for i := range m.Windows {
+		w := &m.Windows[i]
+		w.Class, w.Why = pc.classify(*w)
+		switch w.Class {
+		case ClassBroken:
+			m.Broken++
+		case ClassExplained:
+			m.Explained++
+		case ClassOutlived:
+			m.Outlived++
+		}
+	}
+}
+
+// yesAnswers are every client's promises, from the completed acquires, reacquires, renewals and
+// server-asked checks.
+func (l *Log) yesAnswers(ops []op) map[int32][]yes {
+	out := map[int32][]yes{}
+	for _, o := range ops {
+		if !o.completed() || l.recs[o.done].typ != tOK {
+			continue
+		}
+		switch o.f {
+		case idAcquire, idReacquire, idCheck, idRenew:
+		default:
+			continue
+		}
+		inv, done := &l.recs[o.invoke], &l.recs[o.done]
+		p := l.promised[opKey{o.proc, done.op}]
+		if o.f == idCheck && p.promise == 0 {
+			continue // answered by the client itself: no promise of the lock's
+		}
+		y := yes{client: o.proc, f: o.f, ask: inv.t, ok: done.t, promise: p.promise, session: p.session}
+		if p.since != 0 {
+			y.ask = p.since
+		}
+		out[o.proc] = append(out[o.proc], y)
+	}
+	for _, ys := range out {
+		sort.SliceStable(ys, func(i, j int) bool { return ys[i].ok < ys[j].ok })
+	}
+	return out
+}
+
+// holdPromises are the moments of hold h in which the lock had promised it to its client, and the
+// yeses that started or renewed it: its acquisition, and the reacquisitions, renewals and checks
+// of its own session during it; a renewal of its session from before it (a session's keep-alive
+// while its client waited) counts for the moments it covers. A design whose promise lasts only
+// as long as its connection (a database session) loses it when its client's links are cut.
+func (pc *promiseCheck) holdPromises(h interval) (periods, []yes) {
+	ys := pc.yeses[h.client]
+	session := idEmpty
+	for _, y := range ys {
+		if y.f == idAcquire && y.ok == h.start {
+			session = y.session
+			break
+		}
+	}
+	end := h.end
+	if r := pc.l.rules[h.client]; r != nil && r.Connection {
+		for _, f := range pc.faults {
+			if f.Kind == history.Partition && f.Target == pc.l.str(h.client) && f.Start >= h.start && f.Start < end {
+				end = f.Start
+			}
+		}
+	}
+	var kept []period
+	var claims []yes
+	for _, y := range ys {
+		if y.ok > h.end {
+			break
+		}
+		same := session == idEmpty || y.session == idEmpty || y.session == session
+		before := y.ok < h.start
+		switch {
+		case !same:
+			continue
+		case before && !(y.f == idRenew && session != idEmpty && y.session == session):
+			continue
+		case !before && (y.f != idAcquire || y.ok == h.start):
+			claims = append(claims, y)
+		}
+		if y.promise != 0 {
+			kept = append(kept, period{max(y.ok, h.start), min(y.end(h.end), end)})
+		}
+	}
+	return union(kept...), claims
+}
+
+// classify gives one window its class and the evidence in words.
+func (pc *promiseCheck) classify(w Overlap) (WindowClass, string) {
+	ws, we := w.Start, w.Start+int64(w.Length)
+	a, b := pc.l.ids[w.Clients[0]], pc.l.ids[w.Clients[1]]
+	ha, hb := pc.holdsIn(a, ws, we), pc.holdsIn(b, ws, we)
+	why := pc.bothPromised(ha, hb, ws, we)
+	if why == "" {
+		why = pc.impossibleYes(append(append([]int(nil), ha...), hb...), ws, we)
+	}
+	if why == "" {
+		return ClassOutlived, pc.outlived(ha, hb, ws, we)
+	}
+	from := we
+	for _, i := range append(append([]int(nil), ha...), hb...) {
+		from = min(from, pc.holds[i].start)
+	}
+	if f, weakness := pc.explanation(a, b, from, we); f != nil {
+		return ClassExplained, why + "; " + pc.faultWords(*f) + " explains it: " + weakness
+	}
+	return ClassBroken, why + ", and no fault on the lock's servers explains it"
+}
+
+// holdsIn are the indexes of client c's holds that overlap [from, to).
+func (pc *promiseCheck) holdsIn(c int32, from, to int64) []int {
+	var out []int
+	for i, h := range pc.holds {
+		if h.client == c && h.start < to && h.end > from {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// bothPromised says how two holds of the pair were promised the lock at the same moment within
+// [from, to), or "".
+func (pc *promiseCheck) bothPromised(ha, hb []int, from, to int64) string {
+	window := periods{{from, to}}
+	for _, i := range ha {
+		for _, j := range hb {
+			if pc.holds[i].shared && pc.holds[j].shared {
+				continue
+			}
+			both := pc.kept[i].intersect(pc.kept[j]).intersect(window)
+			if len(both) == 0 {
+				continue
+			}
+			t := both[0].from
+			return fmt.Sprintf("%s and %s were both promised the lock at %s (%s; %s)", pc.name(pc.holds[i].client),
+				pc.name(pc.holds[j].client), pc.at(t), pc.promiseWords(i, t), pc.promiseWords(j, t))
+		}
+	}
+	return ""
+}
+
+// promiseWords says which yes of hold i promised it the lock at t.
+func (pc *promiseCheck) promiseWords(i int, t int64) string {
+	h := pc.holds[i]
+	var best *yes
+	for k, y := range pc.yeses[h.client] {
+		if y.promise != 0 && y.ok <= t && y.end(h.end) > t && (best == nil || y.ok > best.ok) {
+			best = &pc.yeses[h.client][k]
+		}
+	}
+	if best == nil {
+		return pc.name(h.client) + "'s hold"
+	}
+	until := "until it gave the lock back"
+	if best.promise != history.Forever {
+		until = "until " + pc.at(best.end(h.end))
+	}
+	return fmt.Sprintf("%s's %s answered at %s, promised %s", pc.name(h.client), pc.l.str(best.f), pc.at(best.ok), until)
+}
+
+// impossibleYes says how a yes given during [from, to] to one of the holds could not have been
+// true at any moment of its request, or "". The lock cannot have granted a client the lock at a
+// moment when another client held a live promise, or when the asker's own lease had certainly
+// gone; and a renewal or a check says the client held the lock all along since its hold began,
+// which no moment after such a one can be true of (a lease, once gone, does not come back).
+func (pc *promiseCheck) impossibleYes(holds []int, from, to int64) string {
+	for _, i := range holds {
+		h := pc.holds[i]
+		for _, y := range pc.claims[i] {
+			if y.ok < from || y.ok > to {
+				continue
+			}
+			barred := union(append(append([]period(nil), pc.othersKept(i)...), pc.certainlyGone(h.client, y.promise)...)...)
+			asked := periods{{y.ask, y.ok + 1}}
+			continues := y.f == idRenew || y.f == idCheck
+			if continues {
+				asked = periods{{h.start, y.ok + 1}}
+			}
+			left := asked.minus(barred)
+			if !continues && len(left) > 0 || continues && len(left) > 0 && left[0].from == h.start && left[0].to > y.ask {
+				continue
+			}
+			first := y.ask
+			if b := barred.intersect(asked); len(b) > 0 && continues {
+				first = b[0].from
+			}
+			s := fmt.Sprintf("%s was told at %s that it held the lock (its %s, asked at %s), but no moment of that request "+
+				"could have made it so: ", pc.name(h.client), pc.at(y.ok), pc.l.str(y.f), pc.at(y.ask))
+			if continues {
+				s = fmt.Sprintf("%s was told at %s that it still held the lock (its %s, asked at %s), but it had lost it by %s: ",
+					pc.name(h.client), pc.at(y.ok), pc.l.str(y.f), pc.at(y.ask), pc.at(first))
+			}
+			var parts []string
+			if holder := pc.keptBy(i, first, y.ok); holder >= 0 {
+				parts = append(parts, pc.promiseWords(holder, max(first, pc.holds[holder].start)))
+			}
+			if pc.certainlyGone(h.client, y.promise).intersect(asked) != nil {
+				parts = append(parts, fmt.Sprintf("%s's own lease had certainly gone while it was frozen", pc.name(h.client)))
+			}
+			return s + strings.Join(parts, "; and ")
+		}
+	}
+	return ""
+}
+
+// othersKept are the moments in which a client other than hold i's held a promise for a hold
+// that excludes it.
+func (pc *promiseCheck) othersKept(i int) periods {
+	h := pc.holds[i]
+	var all []period
+	for j, o := range pc.holds {
+		if o.client == h.client || (o.shared && h.shared) {
+			continue
+		}
+		all = append(all, pc.kept[j]...)
+	}
+	return union(all...)
+}
+
+// keptBy is the first hold of another client, excluding hold i, whose promise ran at some moment
+// of [from, to], or -1.
+func (pc *promiseCheck) keptBy(i int, from, to int64) int {
+	h := pc.holds[i]
+	best, bestAt := -1, int64(0)
+	for j, o := range pc.holds {
+		if o.client == h.client || (o.shared && h.shared) {
+			continue
+		}
+		if in := pc.kept[j].intersect(periods{{from, to + 1}}); len(in) > 0 && (best < 0 || in[0].from < bestAt) {
+			best, bestAt = j, in[0].from
+		}
+	}
+	return best
+}
+
+// certainlyGone are the moments in which client c certainly held nothing the servers keep for a
+// lease of length lease: it was frozen for longer than the lease and the servers' slack, so
+// whatever it held was gone from that lease (and slack) after the freeze began until it resumed.
+// A freeze counts only when nothing was done to the servers meanwhile (a new leader extends
+// every lease) and no delay held back what the client had sent.
+func (pc *promiseCheck) certainlyGone(c int32, lease int64) periods {
+	rule := pc.l.rules[c]
+	if lease <= 0 || rule == nil {
+		return nil
+	}
+	name := pc.name(c)
+	var gone []period
+	for _, f := range pc.faults {
+		if f.Kind != history.Pause || f.Target != name {
+			continue
+		}
+		quiet := true
+		for _, g := range pc.faults {
+			touchesServer := !pc.clients[g.Target] && g.Start <= f.End && g.End >= f.Start
+			delayedSends := g.Kind == history.Delay && g.Target == name && g.Start <= f.Start && g.End >= f.Start
+			if touchesServer || delayedSends {
+				quiet = false
+			}
+		}
+		if from := f.Start + lease + rule.Slack; quiet && f.End > from {
+			gone = append(gone, period{from, f.End + 1})
+		}
+	}
+	return union(gone...)
+}
+
+// explanation finds a fault on the lock's servers that exercised a weakness between from and to
+// (or, for a design whose expiry follows its clients' clocks, a clock fault on a client), and
+// names the weakness.
+func (pc *promiseCheck) explanation(a, b int32, from, to int64) (*Fault, string) {
+	clientClocks := false
+	for _, c := range []int32{a, b} {
+		if r := pc.l.rules[c]; r != nil && r.ClientClocks {
+			clientClocks = true
+		}
+	}
+	const byClientClocks = "the design reckons expiry by its clients' clocks"
+	for i, f := range pc.faults {
+		if f.Start > to || f.End < from {
+			continue
+		}
+		if w := pc.weakness(f); w != "" {
+			return &pc.faults[i], w
+		}
+		if clientClocks && pc.clients[f.Target] && (f.Kind == history.Clock || f.Kind == history.Strobe) {
+			return &pc.faults[i], byClientClocks
+		}
+	}
+	if clientClocks && len(pc.l.skewed) > 0 {
+		// A clock the scenario set from the start: a fault of the whole run.
+		return &Fault{Kind: history.Clock, Target: pc.l.skewed[0], Start: pc.b.start, End: pc.b.end}, byClientClocks
+	}
+	return nil, ""
+}
+
+// weakness is what a fault on a lock server exercised, in words, or "".
+func (pc *promiseCheck) weakness(f Fault) string {
+	if pc.clients[f.Target] {
+		return ""
+	}
+	w := f.Weakness
+	if w == "" { // histories written before faults recorded their weakness
+		switch f.Kind {
+		case history.Clock, history.Strobe:
+			w = WeaknessClock
+		case history.Crash:
+			w = WeaknessCrash
+		}
+	}
+	switch w {
+	case WeaknessClock:
+		return "a server's clock moved, so the leases it keeps ended early (K7, K8)"
+	case WeaknessCrash:
+		return "a server crashed and came back without what it had not persisted or replicated (K9, A10, failover)"
+	}
+	return w
+}
+
+// Weaknesses of lock services that a fault on a server can exercise (history.Event.Weakness).
+const (
+	WeaknessClock = "clock" // the server's clock moved: leases it keeps end early or late
+	WeaknessCrash = "crash" // the server lost what it had not persisted or replicated
+)
+
+// outlived says which holder of the window acted without a live promise, since when, and what
+// was done to it meanwhile.
+func (pc *promiseCheck) outlived(ha, hb []int, from, to int64) string {
+	first, second := ha, hb
+	if len(ha) > 0 && len(hb) > 0 && pc.holds[hb[0]].start < pc.holds[ha[0]].start {
+		first, second = hb, ha
+	}
+	if len(first) == 0 || len(second) == 0 {
+		return "a holder outlived its promise"
+	}
+	i, j := first[0], second[0]
+	if !pc.kept[i].covers(from) {
+		return pc.outlivedBy(i, pc.holds[j].client, from, to)
+	}
+	h := pc.holds[j]
+	for _, y := range pc.claims[j] {
+		if y.f == idAcquire {
+			return fmt.Sprintf("%s was told at %s that it held the lock, after the promise of its request (sent at %s) could have "+
+				"run out: the answer came too late to rely on%s", pc.name(h.client), pc.at(y.ok), pc.at(y.ask),
+				pc.faultsOn(h.client, y.ask, y.ok))
+		}
+	}
+	return pc.outlivedBy(j, pc.holds[i].client, from, to)
+}
+
+// outlivedBy says when hold i's last promise before t ran out (when other was told it held the
+// lock) and what the holder went through until to.
+func (pc *promiseCheck) outlivedBy(i int, other int32, t, to int64) string {
+	h := pc.holds[i]
+	last := int64(0)
+	for _, s := range pc.kept[i] {
+		if s.to <= t {
+			last = s.to
+		}
+	}
+	if last == 0 {
+		return fmt.Sprintf("%s held on with no live promise of the lock's (its request was answered after the lease it asked "+
+			"for could have run out)%s", pc.name(h.client), pc.faultsOn(h.client, h.start, to))
+	}
+	return fmt.Sprintf("%s outlived its promise: it ran out at %s, %s before %s was told it held the lock%s",
+		pc.name(h.client), pc.at(last), Human(time.Duration(t-last)), pc.name(other), pc.faultsOn(h.client, h.start, to))
+}
+
+// faultsOn lists what was done to client c between from and to: " (pause 0.21–1.71 s)".
+func (pc *promiseCheck) faultsOn(c int32, from, to int64) string {
+	var parts []string
+	name := pc.name(c)
+	for _, f := range pc.faults {
+		if f.Target == name && f.Start <= to && f.End >= from {
+			parts = append(parts, pc.faultWords(f))
+		}
+	}
+	if len(parts) == 0 {
+		return " (no fault acted on it: its work outlasted its lease)"
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// faultWords names a fault and its period: "pause of client-1 0.21–1.71 s".
+func (pc *promiseCheck) faultWords(f Fault) string {
+	if f.End == f.Start {
+		return fmt.Sprintf("%s of %s at %s", f.Kind, f.Target, pc.at(f.Start))
+	}
+	return fmt.Sprintf("%s of %s %.2f–%s", f.Kind, f.Target, time.Duration(f.Start-pc.b.start).Seconds(), pc.at(f.End))
+}
+
+func (pc *promiseCheck) name(c int32) string { return pc.l.str(c) }
+
+// at is a moment as an offset from the run's start: "1.23 s".
+func (pc *promiseCheck) at(t int64) string { return Seconds(time.Duration(t - pc.b.start)) }

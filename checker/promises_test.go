@@ -1,0 +1,341 @@
+package checker
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Histories for the promise classes, in milliseconds. Every client runs a design whose rule the
+// controller's note records; a lease is 400 ms unless a case says otherwise.
+
+const lease = 400.0
+
+// designs writes each client's design note with rule r.
+func (b *builder) designs(r history.PromiseRule, clients ...string) *builder {
+	for _, c := range clients {
+		rule := r
+		b.add(history.Event{Time: 0, Process: history.Controller, Type: history.Note, F: history.ClientDesign, Target: c,
+			Design: "test", Rule: &rule})
+	}
+	return b
+}
+
+var leaseRule = history.PromiseRule{Words: "the lease from each acquire or renewal"}
+
+// promised records an ok answer of f that promised the lock for length ms from its invoke (or
+// from since, when since >= 0), on session.
+func (b *builder) promised(p, f string, inv, ok, length, since float64, session string) *builder {
+	return b.op(p, f, inv, ok, history.OK, func(e *history.Event) {
+		e.Promise = ms(length)
+		if length == float64(history.Forever) {
+			e.Promise = history.Forever
+		}
+		if since >= 0 {
+			e.Since = ms(since)
+		}
+		e.Session = session
+	})
+}
+
+// leased is an acquire answered at ok that promised the lease from inv.
+func (b *builder) leased(p string, inv, ok float64) *builder {
+	return b.promised(p, history.Acquire, inv, ok, lease, -1, "")
+}
+
+func classes(t *testing.T, events []history.Event) MutualExclusion {
+	t.Helper()
+	v := Check(events, Options{})
+	if !v.MutualExclusion.PromisesRecorded {
+		t.Fatalf("promises not recorded")
+	}
+	for _, w := range v.MutualExclusion.Windows {
+		t.Logf("window %v at %s: %s: %s", w.Clients, w.Offset, w.Class, w.Why)
+	}
+	return v.MutualExclusion
+}
+
+func wantClasses(t *testing.T, m MutualExclusion, want ...WindowClass) {
+	t.Helper()
+	if len(m.Windows) != len(want) {
+		t.Fatalf("%d windows, want %d", len(m.Windows), len(want))
+	}
+	for i, w := range m.Windows {
+		if w.Class != want[i] {
+			t.Errorf("window %d (%v): %s, want %s (%s)", i, w.Clients, w.Class, want[i], w.Why)
+		}
+	}
+}
+
+// K2: the holder is frozen past its lease; the next holder is promised the lock only after the
+// first one's promise ran out. The first holder outlived its promise.
+func TestAHolderFrozenPastItsLeaseOutlivedItsPromise(t *testing.T) {
+	h := newHistory().start(0).designs(leaseRule, "client-1", "client-2").
+		leased("client-1", 10, 11).pause("client-1", 12, 1500).
+		acquireFails("client-2", 20, 420, 50).leased("client-2", 450, 451).release("client-2", 600, 601).
+		release("client-1", 1510, 1511).end(2000).build()
+	m := classes(t, h)
+	wantClasses(t, m, ClassOutlived)
+	if why := m.Windows[0].Why; !strings.Contains(why, "client-1 outlived its promise: it ran out at 0.41 s") ||
+		!strings.Contains(why, "pause of client-1") {
+		t.Errorf("why: %q", why)
+	}
+	if j := Judge(Check(h, Options{})); j.Outcome != Unsafe {
+		t.Errorf("outcome %s, want unsafe: outliving a lease is no broken promise", j.Outcome)
+	}
+}
+
+// The holder's promise runs out in the middle of its hold without any fault (its work outlasts
+// its lease): outlived, and no fault named.
+func TestAHolderWhosePromiseRanOutMidHoldOutlivedIt(t *testing.T) {
+	h := newHistory().start(0).designs(leaseRule, "client-1", "client-2").
+		leased("client-1", 10, 11).
+		leased("client-2", 500, 501).release("client-2", 600, 601).
+		release("client-1", 700, 701).end(1000).build()
+	m := classes(t, h)
+	wantClasses(t, m, ClassOutlived)
+	if !strings.Contains(m.Windows[0].Why, "no fault acted on it") {
+		t.Errorf("why: %q", m.Windows[0].Why)
+	}
+}
+
+// A renewal said yes after the lease had gone and another client had taken the lock (redsync's
+// Extend before v4.0.4): the lock broke its promise.
+func TestARenewalThatSaysYesAfterTheLeaseWentIsABrokenPromise(t *testing.T) {
+	h := newHistory().start(0).designs(leaseRule, "client-1", "client-2").
+		leased("client-1", 10, 11).pause("client-1", 12, 900).
+		leased("client-2", 450, 451).
+		promised("client-1", history.Check, 910, 912, lease, -1, "").
+		release("client-2", 1000, 1001).release("client-1", 1010, 1011).end(1500).build()
+	m := classes(t, h)
+	wantClasses(t, m, ClassBroken)
+	if !strings.Contains(m.Windows[0].Why, "client-1 was told at 0.91 s that it still held the lock (its check, asked at 0.91 s), "+
+		"but it had lost it by 0.41 s") {
+		t.Errorf("why: %q", m.Windows[0].Why)
+	}
+	if j := Judge(Check(h, Options{})); j.Outcome != Broken {
+		t.Errorf("outcome %s, want broken", j.Outcome)
+	}
+	// The same yes while the next holder's lease runs: both were promised the lock at once.
+	h = newHistory().start(0).designs(leaseRule, "client-1", "client-2").
+		leased("client-1", 10, 11).pause("client-1", 12, 900).
+		leased("client-2", 700, 701).
+		promised("client-1", history.Check, 910, 912, lease, -1, "").
+		release("client-2", 1000, 1001).release("client-1", 1010, 1011).end(1500).build()
+	m = classes(t, h)
+	wantClasses(t, m, ClassBroken)
+	if !strings.Contains(m.Windows[0].Why, "both promised the lock at 0.91 s") {
+		t.Errorf("why: %q", m.Windows[0].Why)
+	}
+}
+
+// The same renewal answering no (the fixed release): the holder learns it lost the lock; its
+// double ownership while frozen is the lease's limit.
+func TestARenewalThatSaysNoLeavesOnlyTheOutlivedWindow(t *testing.T) {
+	h := newHistory().start(0).designs(leaseRule, "client-1", "client-2").
+		leased("client-1", 10, 11).pause("client-1", 12, 900).
+		leased("client-2", 450, 451).
+		op("client-1", history.Check, 910, 912, history.Fail, nil).note("client-1", history.Lost, 912.5, "").
+		release("client-2", 1000, 1001).end(1500).build()
+	wantClasses(t, classes(t, h), ClassOutlived)
+}
+
+// A waiter told it holds while the holder's lease still runs: broken.
+func TestAWaiterToldItHoldsWhileTheHoldersLeaseRunsIsABrokenPromise(t *testing.T) {
+	h := newHistory().start(0).designs(leaseRule, "client-1", "client-2").
+		leased("client-1", 10, 11).
+		leased("client-2", 100, 101).
+		release("client-1", 200, 201).release("client-2", 300, 301).end(500).build()
+	wantClasses(t, classes(t, h), ClassBroken)
+}
+
+// A hold that ends at its release leaves no promise behind: the next holder is no overlap.
+func TestReleasedHoldsOverlapNothing(t *testing.T) {
+	h := newHistory().start(0).designs(leaseRule, "client-1", "client-2").
+		leased("client-1", 10, 11).release("client-1", 100, 101).
+		leased("client-2", 100.5, 101).release("client-2", 200, 201).end(500).build()
+	if m := classes(t, h); !m.Holds {
+		t.Fatalf("windows: %+v", m.Windows)
+	}
+}
+
+// Session locks (etcd, ZooKeeper): a session's renewals keep its holder's promise alive through
+// a long hold. A waiter frozen past its session is told it holds once the holder lets go, which
+// no moment of its request could make true: all along, the holder held a live promise, or the
+// waiter's own lease had certainly gone (etcd #11456).
+func TestAWaiterWhoseSessionWentWhileFrozenToldItHoldsIsABrokenPromise(t *testing.T) {
+	session := history.PromiseRule{Words: "the session", Slack: ms(500)}
+	b := newHistory().start(0).designs(session, "client-1", "client-2").
+		promised("client-1", history.Acquire, 10, 11, 1000, -1, "s1")
+	for t := 300.0; t < 2500; t += 300 {
+		b.promised("client-1", history.Renew, t, t+1, 1000, -1, "s1")
+	}
+	b.release("client-1", 2500, 2501).promised("client-1", history.Acquire, 2505, 2506, 1000, -1, "s1")
+	for t := 2800.0; t < 4000; t += 300 {
+		b.promised("client-1", history.Renew, t, t+1, 1000, -1, "s1")
+	}
+	b.promised("client-2", history.Renew, 100, 101, 1000, -1, "s2").pause("client-2", 200, 3000).
+		promised("client-2", history.Acquire, 50, 3010, 1000, -1, "s2").
+		release("client-2", 3100, 3101).release("client-1", 4000, 4001).end(4500)
+	m := classes(t, b.build())
+	wantClasses(t, m, ClassBroken)
+	if why := m.Windows[0].Why; !strings.Contains(why, "no moment of that request could have made it so") ||
+		!strings.Contains(why, "client-2's own lease had certainly gone while it was frozen") {
+		t.Errorf("why: %q", why)
+	}
+}
+
+// The same waiter when the holder let go while the waiter's session still lived: the lock could
+// rightly have granted it then, before its session ran out; it learned it only on waking, after
+// another client took the lock. The waiter was told too late (K10's shape), no broken promise.
+func TestAWaiterGrantedBeforeItsSessionWentIsToldTooLate(t *testing.T) {
+	session := history.PromiseRule{Words: "the session", Slack: ms(500)}
+	b := newHistory().start(0).designs(session, "client-1", "client-2", "client-3").
+		promised("client-1", history.Acquire, 10, 11, 1000, -1, "s1").
+		promised("client-1", history.Renew, 300, 301, 1000, -1, "s1").
+		promised("client-1", history.Renew, 600, 601, 1000, -1, "s1").
+		release("client-1", 900, 901).
+		promised("client-2", history.Renew, 100, 101, 1000, -1, "s2").pause("client-2", 200, 3000).
+		promised("client-3", history.Acquire, 1750, 1800, 1000, -1, "s3")
+	for t := 2000.0; t < 4000; t += 300 {
+		b.promised("client-3", history.Renew, t, t+1, 1000, -1, "s3")
+	}
+	b.promised("client-2", history.Acquire, 50, 3010, 1000, -1, "s2").
+		release("client-2", 3100, 3101).release("client-3", 4000, 4001).end(4500)
+	m := classes(t, b.build())
+	wantClasses(t, m, ClassOutlived)
+	if !strings.Contains(m.Windows[0].Why, "client-2 was told at 3.01 s that it held the lock, after the promise") {
+		t.Errorf("why: %q", m.Windows[0].Why)
+	}
+}
+
+// A renewal of another session (the one a library opened after its first expired) promises
+// nothing about a hold taken on the first.
+func TestARenewalOfAnotherSessionDoesNotKeepAHold(t *testing.T) {
+	session := history.PromiseRule{Words: "the session", Slack: ms(500)}
+	h := newHistory().start(0).designs(session, "client-1", "client-2").
+		promised("client-1", history.Acquire, 10, 11, 1000, -1, "old").pause("client-1", 20, 2000).
+		promised("client-2", history.Acquire, 1500, 1600, 1000, -1, "s2").
+		promised("client-1", history.Renew, 2010, 2011, 1000, -1, "new").
+		release("client-2", 2100, 2101).release("client-1", 2200, 2201).end(2500).build()
+	wantClasses(t, classes(t, h), ClassOutlived)
+}
+
+// Promises that overlap because a lock server's clock jumped (K7, K8): the fault explains it.
+func TestOverlappingPromisesAfterAServerClockStepAreExplained(t *testing.T) {
+	b := newHistory().start(0).designs(leaseRule, "client-1", "client-2").
+		leased("client-1", 10, 11).
+		add(history.Event{Time: ms(50), Process: history.Nemesis, Type: history.Invoke, F: history.Clock, Op: 1, Target: "n1",
+			Weakness: WeaknessClock}).
+		add(history.Event{Time: ms(60), Process: history.Nemesis, Type: history.OK, F: history.Clock, Op: 1, Target: "n1"}).
+		leased("client-2", 100, 101).release("client-1", 200, 201).release("client-2", 300, 301).end(500)
+	m := classes(t, b.build())
+	wantClasses(t, m, ClassExplained)
+	if !strings.Contains(m.Windows[0].Why, "clock of n1") {
+		t.Errorf("why: %q", m.Windows[0].Why)
+	}
+}
+
+// A clock fault on a client explains nothing for a lock that keeps time on its servers, and
+// explains a lock that reckons expiry by its clients' clocks (the GETSET lock).
+func TestAClientClockExplainsOnlyLocksThatReckonByClientClocks(t *testing.T) {
+	build := func(r history.PromiseRule) []history.Event {
+		return newHistory().start(0).designs(r, "client-1", "client-2").
+			leased("client-1", 10, 11).
+			add(history.Event{Time: ms(50), Process: history.Nemesis, Type: history.Invoke, F: history.Clock, Op: 1, Target: "client-2"}).
+			leased("client-2", 100, 101).release("client-1", 200, 201).release("client-2", 300, 301).end(500).build()
+	}
+	wantClasses(t, classes(t, build(leaseRule)), ClassBroken)
+	clients := leaseRule
+	clients.ClientClocks = true
+	wantClasses(t, classes(t, build(clients)), ClassExplained)
+}
+
+// A database session lock promises until it is given back, as long as its connection lives: a
+// cut of the holder's links ends the promise (its session is gone), so the next holder's
+// overlap is the cut holder outliving it; without the cut it is a broken promise.
+func TestADatabaseSessionPromiseEndsWithItsConnection(t *testing.T) {
+	rule := history.PromiseRule{Words: "until released, while its connection lives", Connection: true}
+	build := func(cut bool) []history.Event {
+		b := newHistory().start(0).designs(rule, "client-1", "client-2").
+			promised("client-1", history.Acquire, 10, 11, float64(history.Forever), -1, "")
+		if cut {
+			b.add(history.Event{Time: ms(100), Process: history.Nemesis, Type: history.Invoke, F: history.Partition, Op: 1, Target: "client-1"}).
+				add(history.Event{Time: ms(400), Process: history.Nemesis, Type: history.OK, F: history.Partition, Op: 1, Target: "client-1"})
+		}
+		return b.promised("client-2", history.Acquire, 150, 200, float64(history.Forever), -1, "").
+			release("client-1", 500, 501).release("client-2", 600, 601).end(800).build()
+	}
+	wantClasses(t, classes(t, build(true)), ClassOutlived)
+	wantClasses(t, classes(t, build(false)), ClassBroken)
+}
+
+// Readers of a read/write lock may be promised it together; a writer with a reader may not.
+func TestReadersMayBePromisedTogetherButNotWithAWriter(t *testing.T) {
+	read := func(e *history.Event) { e.Promise, e.Role = ms(lease), history.Read }
+	h := newHistory().start(0).designs(leaseRule, "client-1", "client-2", "client-3").
+		op("client-1", history.Acquire, 10, 11, history.OK, read).
+		op("client-2", history.Acquire, 20, 21, history.OK, read).
+		leased("client-3", 30, 31).
+		release("client-1", 100, 101).release("client-2", 100, 101).release("client-3", 100, 101).end(300).build()
+	m := classes(t, h)
+	wantClasses(t, m, ClassBroken, ClassBroken)
+	for _, w := range m.Windows {
+		if w.Clients[1] != "client-3" {
+			t.Errorf("window between %v: readers must not conflict", w.Clients)
+		}
+	}
+}
+
+// A check the client answers itself (a validity computed from its own clock) is no yes of the
+// lock: its answer after the lease ran out does not make the overlap a broken promise.
+func TestAChecksOwnAnswerPromisesNothing(t *testing.T) {
+	h := newHistory().start(0).designs(leaseRule, "client-1", "client-2").
+		leased("client-1", 10, 11).pause("client-1", 12, 900).
+		leased("client-2", 450, 451).
+		op("client-1", history.Check, 910, 911, history.OK, nil).
+		release("client-2", 1000, 1001).release("client-1", 1010, 1011).end(1500).build()
+	wantClasses(t, classes(t, h), ClassOutlived)
+}
+
+// A history written before lockcheck recorded promises classifies nothing and judges as before.
+func TestAHistoryWithoutPromisesIsNotClassified(t *testing.T) {
+	h := newHistory().start(0).acquire("client-1", 10, 11).acquire("client-2", 100, 101).
+		release("client-1", 200, 201).release("client-2", 300, 301).end(500).build()
+	v := Check(h, Options{})
+	if v.MutualExclusion.PromisesRecorded || v.MutualExclusion.Windows[0].Class != "" {
+		t.Fatalf("classified without promises: %+v", v.MutualExclusion)
+	}
+	if j := Judge(v); j.Outcome != Unsafe {
+		t.Errorf("outcome %s, want unsafe", j.Outcome)
+	}
+}
+
+func TestPeriodsAlgebra(t *testing.T) {
+	a := union(period{0, 10}, period{20, 30}, period{5, 12}, period{40, 40})
+	if want := (periods{{0, 12}, {20, 30}}); !equalPeriods(a, want) {
+		t.Fatalf("union: %v", a)
+	}
+	if got := a.intersect(periods{{10, 25}}); !equalPeriods(got, periods{{10, 12}, {20, 25}}) {
+		t.Errorf("intersect: %v", got)
+	}
+	if got := a.minus(periods{{2, 4}, {11, 21}, {29, 50}}); !equalPeriods(got, periods{{0, 2}, {4, 11}, {21, 29}}) {
+		t.Errorf("minus: %v", got)
+	}
+	if !a.covers(0) || a.covers(12) || !a.covers(29) || a.covers(15) {
+		t.Errorf("covers")
+	}
+}
+
+func equalPeriods(a, b periods) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
