@@ -39,9 +39,9 @@ const goProtocol = "lockproto.go"
 var goAdapters = map[string][]string{
 	"redsync-v4": {"redsync_v4.go"},
 	"redsync-v1": {"redsync_v1.go"},
-	"etcd-v34":   {"etcd_mutex.go", "etcd_v34.go"},
-	"etcd-v35":   {"etcd_mutex.go", "etcd_v35.go"},
-	"zk":         {"zk_lock.go"},
+	"etcd-v34":   {"etcd_mutex.go", "etcd_v34.go", "renewals_etcd.go"},
+	"etcd-v35":   {"etcd_mutex.go", "etcd_v35.go", "renewals_etcd.go"},
+	"zk":         {"zk_lock.go", "renewals_zk.go"},
 }
 
 // goVersionLine is the go directive of the throwaway modules: the oldest go tool that builds them.

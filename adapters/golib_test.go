@@ -123,3 +123,21 @@ func TestFirstLinesSkipsDownloads(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+// The Go adapters read renewals off the wire with copies of lockcheck's own readers (they are
+// built with the standard library and the library's modules only): the copies must stay the same.
+func TestAdaptersRenewalReadersAreLocksOwn(t *testing.T) {
+	for _, f := range []string{"renewals_zk.go", "renewals_etcd.go"} {
+		mine, err := goSources.ReadFile(goDir + "/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs, err := os.ReadFile(filepath.Join("..", "locks", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := strings.Replace(string(theirs), "package locks\n", "package main\n", 1); string(mine) != want {
+			t.Errorf("adapters/_go/%s differs from locks/%s beyond its package clause: copy it again", f, f)
+		}
+	}
+}

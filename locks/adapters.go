@@ -32,10 +32,11 @@ func init() {
 		New:       adapterLock("redis-py"),
 	})
 	Register(Design{
-		Name:   "kazoo",
-		Renews: true,
-		Queued: true,
-		Fair:   true, // the lowest sequential node holds, each waiter watches its predecessor (_get_predecessor)
+		Name:    "kazoo",
+		Renews:  true,
+		Promise: zkAdapterPromise,
+		Queued:  true,
+		Fair:    true, // the lowest sequential node holds, each waiter watches its predecessor (_get_predecessor)
 		Summary: "kazoo 2.8 kazoo.recipe.lock.Lock as it is (adapters/kazoo_lock.py): ephemeral sequential node, lowest holds; a careful " +
 			"user follows the connection state (SUSPENDED, LOST) before writing",
 		Source:  "kazoo 2.8 (Debian's python3-kazoo) kazoo.recipe.lock.Lock, run through the lock-client protocol",
@@ -55,10 +56,11 @@ func init() {
 		New:       adapterLock("kazoo"),
 	})
 	Register(Design{
-		Name:   "curator",
-		Renews: true,
-		Queued: true,
-		Fair:   true, // the lowest sequential node holds, each waiter watches the one before it
+		Name:    "curator",
+		Renews:  true,
+		Promise: zkAdapterPromise,
+		Queued:  true,
+		Fair:    true, // the lowest sequential node holds, each waiter watches the one before it
 		Summary: "Apache Curator 5.4 InterProcessMutex as it is (adapters/CuratorLock.java): protected ephemeral sequential node, lowest " +
 			"holds; a careful user follows the connection state (SUSPENDED, LOST) before writing",
 		Source:  "Apache Curator 5.4 (Debian's libcurator-recipes-java) InterProcessMutex, run through the lock-client protocol",
@@ -125,6 +127,7 @@ func init() {
 	Register(Design{
 		Name:      "kazoo-rw",
 		Renews:    true,
+		Promise:   zkAdapterPromise,
 		Queued:    true,
 		Summary:   "kazoo 2.8 read/write lock as it is (kazoo.recipe.lock.ReadLock for readers, WriteLock for writers; adapters/kazoo_lock.py --rw)",
 		Source:    "kazoo 2.8 (Debian's python3-kazoo) ReadLock and WriteLock, run through the lock-client protocol; kazoo #649",
@@ -146,6 +149,7 @@ func init() {
 		Name:      "kazoo-try",
 		VariantOf: "kazoo",
 		Renews:    true,
+		Promise:   zkAdapterPromise,
 		Summary: "kazoo 2.8 kazoo.recipe.lock.Lock taken without blocking (acquire(blocking=False)), a new Lock for every attempt, as a " +
 			"worker polling a work queue does",
 		Source:   "kazoo 2.8 (Debian's python3-kazoo) kazoo.recipe.lock.Lock, run through the lock-client protocol; kazoo #732",
@@ -164,9 +168,10 @@ func init() {
 		New:       adapterLock("kazoo-try"),
 	})
 	Register(Design{
-		Name:   "curator-rw",
-		Renews: true,
-		Queued: true,
+		Name:    "curator-rw",
+		Renews:  true,
+		Promise: zkAdapterPromise,
+		Queued:  true,
 		Summary: "Apache Curator 5.4 InterProcessReadWriteLock as it is: its read lock for readers, its write lock for writers " +
 			"(adapters/CuratorLock.java rw)",
 		Source:    "Apache Curator 5.4 (Debian's libcurator-recipes-java) InterProcessReadWriteLock, run through the lock-client protocol",
@@ -188,6 +193,7 @@ func init() {
 		Name:      "curator-rw-downgrade",
 		VariantOf: "curator-rw",
 		Renews:    true,
+		Promise:   zkAdapterPromise,
 		Queued:    true,
 		Summary: "Apache Curator 5.4 InterProcessReadWriteLock whose writers downgrade: the release takes the read lock, then gives the " +
 			"write lock back; the next section holds that read lock",

@@ -20,6 +20,10 @@ import (
 
 func init() {
 	Register(Design{
+		// A session lock: the server frees it with the session, which a cut connection or an idle limit
+		// ends.
+		Promise: Promise{Lease: idleLimit(ParamIdleInTransaction), Connection: true,
+			Words: "the lock until the transaction ends, or until it has been idle for the server's limit inside a transaction"},
 		Name:    "db-for-update",
 		Summary: "autocommit off, SELECT ... FOR UPDATE on the lock's row to take (blocking), COMMIT to give back (MariaDB, InnoDB)",
 		Source:  "Chinese survey of lock families: the exclusive-lock (FOR UPDATE) version",

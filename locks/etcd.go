@@ -59,6 +59,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -77,6 +78,7 @@ func init() {
 		Queued:  true, // each waiter's key lives on its own lease
 		Fair:    true, // the lowest create revision holds; Lock waits for every key created before its own
 		Service: Etcd,
+		Promise: Promise{Slack: SessionSlack, Words: "the lease's TTL from each acquisition and each keep-alive of its lease"},
 		// Mutex.Lock waits for the keys ahead of its own to go (a watch).
 		Blocking: "Mutex.Lock watches the key ahead of its own until it is deleted (keys are served in revision order)",
 		Protects: "crashed or cut-off holders (the key goes with the lease), herd effects (a waiter watches only the key ahead of it), " +
@@ -141,11 +143,26 @@ func newEtcdLock(env Env) (*etcdLock, error) {
 	if len(env.Nodes) == 0 {
 		return nil, errors.New("etcd: no endpoints")
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: env.Nodes, Logger: etcdLogger()})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: env.Nodes, Logger: etcdLogger(), DialOptions: etcdDialOptions(env)})
 	if err != nil {
 		return nil, fmt.Errorf("etcd: client: %w", err)
 	}
 	return &etcdLock{env: env, ttl: int(env.TTL / time.Second), cli: cli, prefix: etcdMutexPrefix(env.Key)}, nil
+}
+
+// etcdDialOptions report the lease's keep-alives as renewals (renewals_etcd.go).
+func etcdDialOptions(env Env) []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithChainStreamInterceptor(etcdRenewals(env.reportRenewal))}
+}
+
+// Promised names the lease the hold lives on.
+func (l *etcdLock) Promised() (int64, string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.heldSess == nil {
+		return 0, ""
+	}
+	return 0, etcdLeaseName(int64(l.heldSess.Lease()))
 }
 
 // etcdMutexPrefix is the prefix the Mutex is made with; it keeps its keys under prefix + "/".

@@ -59,6 +59,7 @@ func init() {
 		Renews:   true, // the client keeps the lease alive
 		Queued:   true, // each waiter's key lives on its own lease
 		Service:  Etcd,
+		Promise:  Promise{Slack: SessionSlack, Words: "the lease's TTL from each acquisition and each keep-alive of its lease"},
 		Blocking: "the Lock RPC waits in the server until every older key under the lock's name is gone",
 		Protects: "crashed or cut-off holders (the key goes with the lease), herd effects (the server watches only the key ahead), " +
 			"and, from server 3.5.0, a waiter whose lease expired while it waited (the server reads its key back)",
@@ -91,6 +92,16 @@ type etcdLockRPC struct {
 	attempt  chan struct{} // closed when the last attempt has finished, clean-up included
 }
 
+// Promised names the lease the hold lives on.
+func (l *etcdLockRPC) Promised() (int64, string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.heldSess == nil {
+		return 0, ""
+	}
+	return 0, etcdLeaseName(int64(l.heldSess.Lease()))
+}
+
 func newEtcdLockRPC(env Env) (*etcdLockRPC, error) {
 	if env.TTL < time.Second || env.TTL%time.Second != 0 {
 		return nil, fmt.Errorf("etcd lock RPC: a lease lasts whole seconds; ttl %s is not", env.TTL)
@@ -99,7 +110,7 @@ func newEtcdLockRPC(env Env) (*etcdLockRPC, error) {
 		return nil, errors.New("etcd lock RPC: no endpoints")
 	}
 	log := etcdLogger()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: env.Nodes, Logger: log})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: env.Nodes, Logger: log, DialOptions: etcdDialOptions(env)})
 	if err != nil {
 		return nil, fmt.Errorf("etcd lock RPC: client: %w", err)
 	}

@@ -15,6 +15,7 @@ package locks
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -118,7 +119,8 @@ type initRequest struct {
 	Role      string            `json:"role,omitempty"`
 }
 
-// reply is one line from the program: an answer (ok, fail, error) or a program point.
+// reply is one line from the program: an answer (ok, fail, error), a program point, or a
+// renewal its lock made on its own.
 type reply struct {
 	Type      string `json:"type"`
 	InReplyTo *int64 `json:"in_reply_to"`
@@ -128,6 +130,17 @@ type reply struct {
 	Name      string `json:"name"`  // a point's name
 	Valid     bool   `json:"valid"` // init: the program answers valid requests
 	Role      string `json:"role"`  // acquire of a read/write lock: the side granted, when not the client's role
+	// Session names the lease or session a hold lives on (acquire), or a renewal renewed.
+	Session string `json:"session"`
+	// AskedNS is when the request the answer speaks for was sent (CLOCK_MONOTONIC nanoseconds):
+	// the request that got the lock (acquire), or a renewal's. AnsweredNS is when a renewal's
+	// answer came.
+	AskedNS    int64 `json:"asked_ns"`
+	AnsweredNS int64 `json:"answered_ns"`
+	// Renewed: a valid answer that asked the servers and renewed the lease (its yes is a promise).
+	Renewed bool  `json:"renewed"`
+	OK      bool  `json:"ok"`       // a renewal: the servers said yes
+	LeaseMS int64 `json:"lease_ms"` // a renewal: how long it lasts, when the servers said
 }
 
 // external is one client's handle on its lock program.
@@ -142,11 +155,14 @@ type external struct {
 
 	waitErr error // set before exit closes
 
-	mu     sync.Mutex // one request at a time
-	id     int64
-	broken error
-	value  string
-	role   string // the side of a read/write lock the last acquire was granted ("": the client's role)
+	mu      sync.Mutex // one request at a time
+	id      int64
+	broken  error
+	value   string
+	role    string // the side of a read/write lock the last acquire was granted ("": the client's role)
+	asked   int64  // when the request behind the last acquire's yes was sent, if the program said
+	session string // the lease or session the last acquire's hold lives on, if the program said
+	renewed bool   // the last valid answer asked the servers and renewed the lease
 }
 
 // externalValid is an external lock whose program answers valid requests.
@@ -204,12 +220,22 @@ func StartProgram(name string, command []string, dir string, extraEnv []string, 
 	return x, nil
 }
 
-// read passes the program's stdout on line by line, then reaps it.
+// read passes the program's stdout on line by line, then reaps it. A renewal the program reports
+// on its own, between answers or amid one, is recorded at once and not passed on.
 func (x *external) read(stdout io.Reader) {
 	lines := bufio.NewScanner(stdout)
 	lines.Buffer(make([]byte, 64*1024), 1024*1024)
 	for lines.Scan() {
-		x.lines <- append([]byte(nil), lines.Bytes()...)
+		line := lines.Bytes()
+		if bytes.Contains(line, []byte(`"renewed"`)) {
+			var r reply
+			if json.Unmarshal(line, &r) == nil && r.Type == "renewed" {
+				x.env.Renewed(Renewal{Asked: r.AskedNS, Answered: max(r.AnsweredNS, r.AskedNS), OK: r.OK, Session: r.Session,
+					Error: r.Error, Lease: time.Duration(r.LeaseMS) * time.Millisecond})
+				continue
+			}
+		}
+		x.lines <- append([]byte(nil), line...)
 	}
 	x.waitErr = x.cmd.Wait()
 	close(x.exit)
@@ -351,7 +377,7 @@ func (x *external) Acquire(ctx context.Context) (*int64, error) {
 		// A plain mutex's hold called "read" would be shared in the checker's eyes.
 		return nil, x.brokenBy("answered acquire with role %q, but its clients have no role: the design is not a read/write lock", r.Role)
 	case r.Type == "ok":
-		x.value, x.role = r.Value, r.Role
+		x.value, x.role, x.asked, x.session = r.Value, r.Role, r.AskedNS, r.Session
 		return r.Token, nil
 	case r.Type == "fail":
 		return nil, fmt.Errorf("%w (%s)", ErrBusy, orNothing(r.Error))
@@ -379,6 +405,7 @@ func (x *external) Release(ctx context.Context) error {
 // write.
 func (e externalValid) ValidUntil() time.Time {
 	r, err := e.op(context.Background(), "valid")
+	e.renewed = err == nil && r.Type == "ok" && r.Renewed
 	if err == nil && r.Type == "ok" {
 		return time.Time{}
 	}
@@ -390,6 +417,13 @@ func (e externalValid) ValidUntil() time.Time {
 	fmt.Fprintf(e.stderr.w, "lockcheck: %s: valid: %s: %s\n", e.label, r.Type, why)
 	return time.Unix(0, 1)
 }
+
+// Promised is what the program said of its last acquire's yes: when the request behind it was
+// sent, and the lease or session the hold lives on.
+func (x *external) Promised() (int64, string) { return x.asked, x.session }
+
+// CheckAsked reports whether the last valid answer asked the servers and renewed the lease.
+func (x *external) CheckAsked() bool { return x.renewed }
 
 // Value is the lock value the program gave with its last acquire ("" if none).
 func (x *external) Value() string { return x.value }

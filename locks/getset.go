@@ -22,9 +22,11 @@ import (
 
 func init() {
 	Register(Design{
-		Name:     "getset",
-		Summary:  "SETNX key <expiry by client clock>; if expired, GETSET and win if the old value was expired; DEL if own expiry not passed",
-		Source:   "Chinese article on Redis locks' common mistakes, M2; Chinese notes on ZooKeeper and Redis locks (\"double anti-deadlock\")",
+		Name:    "getset",
+		Summary: "SETNX key <expiry by client clock>; if expired, GETSET and win if the old value was expired; DEL if own expiry not passed",
+		Source:  "Chinese article on Redis locks' common mistakes, M2; Chinese notes on ZooKeeper and Redis locks (\"double anti-deadlock\")",
+		// The expiry is the value a client wrote, by its own clock; every client's clock keeps it.
+		Promise:  Promise{ClientClocks: true, Words: "the TTL from each acquisition, by the clients' own clocks"},
 		Token:    "none",
 		Nodes:    1,
 		Expires:  true,

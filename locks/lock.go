@@ -62,6 +62,9 @@ type Env struct {
 	// Sentinel, when set, makes single-node Redis designs follow Redis Sentinel to the current
 	// primary (redisconn.go) instead of dialing Nodes[0].
 	Sentinel *SentinelEnv
+	// OnRenewal, when set, receives every renewal the lock makes on its own (Renewed); it may be
+	// called from any goroutine.
+	OnRenewal func(Renewal)
 }
 
 // Endpoints is what a client dials to reach the lock service: the service kind says it (package
@@ -143,6 +146,8 @@ type Design struct {
 	// version its name gives, versioned.go). A run calls it before it starts any server, so a
 	// version that cannot be had fails at once, in one line.
 	Prepare func() error
+	// Promise is what the design promises a holder, and for how long (promise.go).
+	Promise Promise
 }
 
 // WaitsBy says in a few words how the workload waits for the lock with this design.

@@ -19,6 +19,10 @@ import (
 
 func init() {
 	Register(Design{
+		// A session lock: the server frees it with the session, which a cut connection or an idle limit
+		// ends.
+		Promise: Promise{Lease: idleLimit(ParamIdleLimit), Connection: true,
+			Words: "the lock until given back, or until the session has been idle for the server's idle limit"},
 		Name:      "mysql-get-lock",
 		Summary:   "SELECT GET_LOCK(name, timeout) to take (blocking), RELEASE_LOCK(name) to give back; freed when the session ends (MariaDB)",
 		Source:    "MySQL/MariaDB named locks (GET_LOCK, RELEASE_LOCK), as job schedulers and migration tools use them",

@@ -20,6 +20,10 @@ import (
 
 func init() {
 	Register(Design{
+		// A session lock: the server frees it with the session, which a cut connection or an idle limit
+		// ends.
+		Promise: Promise{Lease: idleLimit(ParamIdleLimit), Connection: true,
+			Words: "the lock until given back, or until the session has been idle for the server's idle limit"},
 		Name:      "pg-advisory",
 		Summary:   "SELECT pg_try_advisory_lock(key) to take, pg_advisory_unlock(key) to give back; freed when the session ends (PostgreSQL)",
 		Source:    "PostgreSQL advisory locks (session level), as job queues and migration tools use them",

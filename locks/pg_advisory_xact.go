@@ -17,6 +17,10 @@ import (
 
 func init() {
 	Register(Design{
+		// A session lock: the server frees it with the session, which a cut connection or an idle limit
+		// ends.
+		Promise: Promise{Lease: idleLimit(ParamIdleInTransaction), Connection: true,
+			Words: "the lock until the transaction ends, or until it has been idle for the server's limit inside a transaction"},
 		Name:     "pg-advisory-xact",
 		Summary:  "BEGIN; SELECT pg_try_advisory_xact_lock(key) to take, COMMIT to give back; freed when the transaction ends (PostgreSQL)",
 		Source:   "PostgreSQL advisory locks (transaction level)",

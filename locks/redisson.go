@@ -34,6 +34,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 func init() {
@@ -125,6 +127,15 @@ type hashLock struct {
 	mu     sync.Mutex
 	levels int       // acquisitions not yet released, as Redisson's renewal entry counts them
 	dog    *watchdog // nil while nothing is renewed
+	asked  int64     // when the acquire script that took the lock last was sent (Promised)
+}
+
+// Promised says when the request that took the lock was sent: a blocking acquire tries several
+// times within one attempt.
+func (l *hashLock) Promised() (int64, string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.asked, ""
 }
 
 func newHashLock(env Env, fenced bool) *hashLock {
@@ -195,6 +206,7 @@ func (l *hashLock) try(ctx context.Context) (time.Duration, *int64, error) {
 	if l.fenced {
 		fenced = "1"
 	}
+	asked := history.Now()
 	res, err := hashAcquire.Run(ctx, l.rdb, []string{l.env.Key, l.tokenKey}, l.lease, l.field, fenced).Int64Slice()
 	if err != nil {
 		return 0, nil, err
@@ -205,6 +217,9 @@ func (l *hashLock) try(ctx context.Context) (time.Duration, *int64, error) {
 	if res[0] != -1 {
 		return time.Duration(res[0]) * time.Millisecond, nil, nil
 	}
+	l.mu.Lock()
+	l.asked = asked
+	l.mu.Unlock()
 	l.acquired()
 	if !l.fenced {
 		return -1, nil, nil
@@ -284,8 +299,16 @@ func (l *hashLock) startWatchdog() *watchdog {
 			case <-t.C:
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), l.env.Timeout)
+			asked := history.Now()
 			n, err := hashRenew.Run(ctx, l.rdb, []string{l.env.Key}, l.lease, l.field).Int()
 			cancel()
+			r := Renewal{Asked: asked, Answered: history.Now(), OK: err == nil && n == 1, Unknown: err != nil}
+			if err != nil {
+				r.Error = err.Error()
+			} else if n == 0 {
+				r.Error = "the field is gone"
+			}
+			l.env.Renewed(r)
 			if err == nil && n == 0 {
 				// The field is gone: stop renewing, tell nobody (Redisson's behaviour).
 				l.mu.Lock()

@@ -37,6 +37,8 @@ func init() {
 	Register(Design{
 		Name:    "redlock",
 		Summary: "SET NX PX <random> on N independent nodes in parallel; majority within validity = ttl − elapsed − drift; unlock all on failure",
+		Promise: Promise{Lease: func(env Env) time.Duration { return env.TTL - redlockDrift(env.TTL) },
+			Words: "the TTL less the drift allowance (1% + 2 ms) from each acquisition"},
 		Source:  "Redis docs \"Distributed Locks with Redis\" (Redlock, N=5), as three of the source articles retell it",
 		Token:   "none",
 		Nodes:   5,

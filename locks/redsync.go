@@ -36,6 +36,7 @@ func init() {
 		Name:     "redsync",
 		Summary:  "go-redsync/redsync v4 Mutex (Redlock) as it is: TryLockContext, Until, UnlockContext",
 		Source:   "github.com/go-redsync/redsync/v4 v4.18.1; Redis docs (Redlock)",
+		Promise:  redsyncPromise,
 		Token:    "none",
 		Nodes:    5,
 		Expires:  true,
@@ -135,3 +136,8 @@ func (l *redsyncLock) Close() error {
 	}
 	return errs
 }
+
+// redsyncPromise is the validity redsync computes (Until): the expiry less its drift factor (1%)
+// from each acquisition.
+var redsyncPromise = Promise{Lease: func(env Env) time.Duration { return env.TTL - env.TTL/100 },
+	Words: "the expiry less redsync's drift (1%) from each acquisition"}

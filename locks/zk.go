@@ -39,10 +39,11 @@ import (
 
 func init() {
 	Register(Design{
-		Name:   "zk",
-		Renews: true,
-		Queued: true,
-		Fair:   true, // the lowest sequential node holds, each waiter watches the one just before it
+		Promise: zkPromise,
+		Name:    "zk",
+		Renews:  true,
+		Queued:  true,
+		Fair:    true, // the lowest sequential node holds, each waiter watches the one just before it
 		Summary: "go-zookeeper/zk v1.0.4 zk.NewLock as it is: protected EPHEMERAL_SEQUENTIAL node, lowest holds, watch the predecessor; " +
 			"holder never told of session expiry",
 		Source:   "github.com/go-zookeeper/zk v1.0.4 lock.go; ZooKeeper's lock recipe, as two of the source articles retell it",
@@ -83,10 +84,18 @@ type zkLib struct {
 	s    *zkSession
 	path string
 
-	mu      sync.Mutex
-	held    *zk.Lock
-	heldID  string   // data of the held node
-	pending []string // ids of attempts whose nodes may still be in the queue
+	mu          sync.Mutex
+	held        *zk.Lock
+	heldID      string   // data of the held node
+	heldSession int64    // the session that owns it
+	pending     []string // ids of attempts whose nodes may still be in the queue
+}
+
+// Promised names the session the held node lives on.
+func (l *zkLib) Promised() (int64, string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return 0, zkSessionName(l.heldSession)
 }
 
 func (l *zkLib) addPending(id string) {
@@ -240,7 +249,7 @@ func (l *zkLib) took(ctx context.Context, conn *zk.Conn, lk *zk.Lock, id string)
 		return nil, fmt.Errorf("zk: took the lock but could not read its node for a token: %w", err)
 	}
 	l.mu.Lock()
-	l.held, l.heldID = lk, id
+	l.held, l.heldID, l.heldSession = lk, id, conn.SessionID()
 	l.mu.Unlock()
 	token := mine[0].czxid
 	return &token, nil

@@ -19,10 +19,11 @@ import "fmt"
 
 func init() {
 	Register(Design{
-		Name:   "zk-rw",
-		Renews: true,
-		Queued: true,
-		Fair:   true, // in node order; readers together only when no writer is ahead of them
+		Promise: zkPromise,
+		Name:    "zk-rw",
+		Renews:  true,
+		Queued:  true,
+		Fair:    true, // in node order; readers together only when no writer is ahead of them
 		Summary: "ZooKeeper read/write lock: __READ__/__WRIT__ EPHEMERAL_SEQUENTIAL protected nodes; readers share unless a writer is " +
 			"ahead; a writer holds when first",
 		Source:    "Apache Curator InterProcessReadWriteLock; Chinese notes on ZooKeeper and Redis locks (read/write lock)",

@@ -37,6 +37,7 @@ import (
 
 func init() {
 	Register(Design{
+		Promise:  zkPromise,
 		Name:     "zk-session-aware",
 		Renews:   true,
 		Queued:   true,
@@ -111,6 +112,13 @@ type zkRecipe struct {
 // zkPending is a node we may have left in the queue: by path, or by the GUID of a create whose
 // outcome we do not know.
 type zkPending struct{ path, guid string }
+
+// Promised names the session the held node lives on.
+func (r *zkRecipe) Promised() (int64, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return 0, zkSessionName(r.owner)
+}
 
 func newZKRecipe(env Env, kind zkKind) *zkRecipe {
 	return &zkRecipe{env: env, s: newZKSession(env), path: zkLockPath(env.Key), kind: kind}

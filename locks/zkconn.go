@@ -236,7 +236,16 @@ func (s *zkSession) dial(network, addr string, timeout time.Duration) (net.Conn,
 	if err != nil {
 		return nil, err
 	}
-	return zkHeardConn{Conn: c, s: s}, nil
+	return zkHeardConn{Conn: newZKRenewalConn(c, s.env.reportRenewal), s: s}, nil
+}
+
+// zkSessionName names a session as promises record it (renewals_zk.go): "session 1000a2b3c4d0001";
+// "" for none.
+func zkSessionName(id int64) string {
+	if id == 0 {
+		return ""
+	}
+	return fmt.Sprintf("session %x", uint64(id))
 }
 
 type zkHeardConn struct {

@@ -23,9 +23,10 @@ type ClockParams struct {
 var trueClock = ClockParams{Rate: 1}
 
 var clockKind = define(spec[ClockParams]{
-	Name:    history.Clock,
-	Summary: "step a client's or server's wall clock by offset, or make it run at rate, for a while or until the end",
-	Colour:  "#9467bd",
+	Weakness: "clock",
+	Name:     history.Clock,
+	Summary:  "step a client's or server's wall clock by offset, or make it run at rate, for a while or until the end",
+	Colour:   "#9467bd",
 	Check: func(f Fault, p ClockParams, v View, bad Report) {
 		if t, ok := v.Target(f.Target); ok && !t.Client && t.NoClock != "" {
 			bad("target", "%s", t.NoClock)

@@ -15,9 +15,10 @@ import (
 const restartBudget = 30 * time.Second
 
 var crashKind = define(spec[noParams]{
-	Name:    history.Crash,
-	Summary: "kill a server (SIGKILL) and restart it after for, with whatever it had persisted",
-	Colour:  "#e377c2",
+	Weakness: "crash",
+	Name:     history.Crash,
+	Summary:  "kill a server (SIGKILL) and restart it after for, with whatever it had persisted",
+	Colour:   "#e377c2",
 	Check: func(f Fault, _ noParams, v View, bad Report) {
 		t, ok := v.Target(f.Target)
 		switch {

@@ -41,6 +41,12 @@ type Kind struct {
 	// Needs is a server action of the kind's own, beyond those of Target, Restarter, ClockSetter
 	// and Network (target.go: Capability); nil for none.
 	Needs *Capability
+	// Weakness names the documented weakness of lock services that the kind exercises when it
+	// acts on a lock server ("clock": leases end early; "crash": what was not persisted or
+	// replicated is lost), recorded with each such fault (history.Event.Weakness) so that the
+	// checker can tell a lock that broke its promise from one whose servers were broken; "" for
+	// none.
+	Weakness string
 
 	funcs kindFuncs
 }
@@ -71,10 +77,11 @@ type spec[P any] struct {
 	// Label describes a recorded fault in a few words ("clock n1 +2s"), from the parameters its
 	// invoke recorded (zero where it recorded none, or none this build can read); nil: baseLabel.
 	Label func(f history.Fault, p P) string
-	// Aliases, ServerActs, Needs: Kind's.
+	// Aliases, ServerActs, Needs, Weakness: Kind's.
 	Aliases    []string
 	ServerActs []string
 	Needs      *Capability
+	Weakness   string
 }
 
 // noParams are the parameters of a kind that takes none of its own.
@@ -94,7 +101,7 @@ type kindFuncs interface {
 // define makes a registry entry of a spec.
 func define[P any](s spec[P]) *Kind {
 	k := &Kind{Name: s.Name, Summary: s.Summary, Instant: s.Instant, Colour: s.Colour, Suits: s.Suits, SuitsWhom: s.SuitsWhom,
-		Aliases: s.Aliases, ServerActs: s.ServerActs, Needs: s.Needs, funcs: &s}
+		Aliases: s.Aliases, ServerActs: s.ServerActs, Needs: s.Needs, Weakness: s.Weakness, funcs: &s}
 	if s.Instant == "" {
 		k.Takes = []string{"for"}
 	}
@@ -105,6 +112,16 @@ func define[P any](s spec[P]) *Kind {
 
 // kinds is the registry, in the order `lockcheck faults` and error messages list them.
 var kinds = []*Kind{pauseKind, killKind, clockKind, crashKind, partitionKind, delayKind, strobeKind}
+
+// weaknessOf is each kind's Weakness by name, for the events the kinds' own functions record
+// (which cannot refer to the registry: it refers to them).
+var weaknessOf = map[string]string{}
+
+func init() {
+	for _, k := range kinds {
+		weaknessOf[k.Name] = k.Weakness
+	}
+}
 
 // Kinds lists every kind.
 func Kinds() []*Kind { return append([]*Kind(nil), kinds...) }

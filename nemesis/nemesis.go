@@ -25,6 +25,7 @@ import (
 type Nemesis struct {
 	schedule Schedule
 	targets  map[string]Target
+	servers  map[string]bool // the targets that are lock servers (or roles of them), not clients
 	record   func(history.Event)
 
 	ctx    context.Context
@@ -86,8 +87,9 @@ func New(c Config) *Nemesis {
 	n := &Nemesis{schedule: c.Schedule, targets: map[string]Target{}, record: c.Record, ctx: ctx, cancel: cancel,
 		points: map[pointKey]Fault{}, skewed: map[string]ClockSetter{}, state: NewLockState(),
 		network: c.Network, arm: c.Arm, disarm: c.Disarm}
+	n.servers = map[string]bool{}
 	for name, t := range c.Targets {
-		n.targets[name] = t
+		n.targets[name], n.servers[name] = t, true
 	}
 	n.plan()
 	return n
@@ -340,8 +342,12 @@ func (n *Nemesis) stamp(e history.Event) {
 
 // begin is a fault's invoke event, with the kind's parameters.
 func (n *Nemesis) begin(f Fault, op int64) history.Event {
-	return history.Event{Process: history.Nemesis, Type: history.Invoke, F: f.Kind, Op: op,
+	e := history.Event{Process: history.Nemesis, Type: history.Invoke, F: f.Kind, Op: op,
 		Target: f.Target, As: f.As, Point: f.Point, Duration: int64(d(f.For)), Params: recorded(f.Params)}
+	if n.servers[f.Target] {
+		e.Weakness = weaknessOf[f.Kind]
+	}
+	return e
 }
 
 // end is a fault's completion event.

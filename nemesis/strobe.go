@@ -23,9 +23,10 @@ type StrobeParams struct {
 }
 
 var strobeKind = define(spec[StrobeParams]{
-	Name:    history.Strobe,
-	Summary: "flip a server's clock between true time and offset every period, for a while",
-	Colour:  "#bcbd22",
+	Weakness: "clock",
+	Name:     history.Strobe,
+	Summary:  "flip a server's clock between true time and offset every period, for a while",
+	Colour:   "#bcbd22",
 	Check: func(f Fault, p StrobeParams, v View, bad Report) {
 		if t, ok := v.Target(f.Target); ok {
 			switch {

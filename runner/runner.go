@@ -6,6 +6,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/proc"
+	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/resource"
 	"github.com/lockcheck/lockcheck/scenarios"
@@ -219,8 +221,16 @@ func (r *run) startClients(ctx context.Context) error {
 // interrupted or a client's lock breaks.
 func (r *run) runClients(ctx context.Context) error {
 	r.note(history.Start, history.Event{Duration: int64(r.sc.Duration.D()), Server: r.svc.service.Server()})
-	for _, c := range r.sc.ClientNames() { // which design each client runs (client_locks)
-		r.note(history.ClientDesign, history.Event{Target: c, Design: r.sc.LockOf(c)})
+	for _, c := range r.sc.ClientNames() { // which design each client runs (client_locks), and what it promises
+		env := locks.Env{TTL: r.sc.TTL.D(), Params: r.svc.service.Endpoints(c).Params}
+		rule := r.sc.DesignOf(c).PromiseRule(env)
+		note := history.Event{Target: c, Design: r.sc.LockOf(c), Rule: &rule}
+		if clk := r.sc.Clocks[c]; clk.Offset != 0 || (clk.Rate != 0 && clk.Rate != 1) {
+			// A clock the scenario set from the start: what a design that reckons by its
+			// clients' clocks promises depends on it.
+			note.Params, _ = json.Marshal(map[string]any{"offset": clk.Offset.D(), "rate": clk.Rate})
+		}
+		r.note(history.ClientDesign, note)
 	}
 	if err := r.nem.Start(); err != nil {
 		return err

@@ -25,6 +25,10 @@ type OneServer[S any] struct {
 	Check func(set S, bad Report)
 	// Spec describes the server, with its settings.
 	Spec func(name string, set S) providers.NodeSpec
+	// IdleLimits, when set, are how long the server lets a session stay idle outside a
+	// transaction and inside one before it ends it (0: no limit), from the settings: a session
+	// lock's promise lasts that long from each statement (locks.ParamIdleLimit).
+	IdleLimits func(set S) (session, transaction time.Duration)
 }
 
 // NoDatabaseClock is why a database server's clock is not set.
@@ -58,20 +62,26 @@ func (k OneServer[S]) Start(ctx context.Context, p *Plan, env Env) (Instance, er
 	if err != nil {
 		return nil, err
 	}
-	return oneServer[S]{kind: k, node: n}, nil
+	params := k.Params
+	if k.IdleLimits != nil {
+		session, transaction := k.IdleLimits(set)
+		params = locks.WithIdleLimits(params, session, transaction)
+	}
+	return oneServer[S]{kind: k, node: n, params: params}, nil
 }
 
 // oneServer is a started OneServer.
 type oneServer[S any] struct {
-	kind OneServer[S]
-	node providers.Node
+	kind   OneServer[S]
+	node   providers.Node
+	params map[string]string
 }
 
 func (i oneServer[S]) Upstream(string) string { return i.node.Addr(i.kind.Port) }
 
 // Endpoints: the client's link to the server, and what it connects with.
 func (i oneServer[S]) Endpoints(_ string, link func(string) string) locks.Endpoints {
-	return locks.Endpoints{Nodes: []string{link(i.kind.Node)}, Params: i.kind.Params}
+	return locks.Endpoints{Nodes: []string{link(i.kind.Node)}, Params: i.params}
 }
 
 // Targets: the server (a restart waits until it serves: the provider's Ready).

@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -92,10 +93,12 @@ type worker struct {
 	outMu sync.Mutex
 	out   io.Writer
 
-	held   string         // the side of a read/write lock the current hold has (its role, or another the lock said)
-	op     int64          // last operation id
-	cs     int64          // last critical section number
-	passes map[string]int // how often each program point was passed
+	env     locks.Env      // what the lock was built with
+	promise time.Duration  // how long each yes of the lock lasts (locks.Design.PromiseLength)
+	held    string         // the side of a read/write lock the current hold has (its role, or another the lock said)
+	op      atomic.Int64   // last operation id: renewals take theirs from the lock's own goroutines
+	cs      int64          // last critical section number
+	passes  map[string]int // how often each program point was passed
 
 	armMu sync.Mutex
 	armed map[string]bool // points to stop at on each pass (StopAt.Every, then arm and disarm)
@@ -141,10 +144,13 @@ func newWorker(cfg Config, out io.Writer, logger *slog.Logger) (*worker, error) 
 			w.armed[s.Point] = true
 		}
 	}
-	w.lock, err = design.New(locks.Env{
+	w.env = locks.Env{
 		Client: cfg.Client, Nodes: cfg.Endpoints.Nodes, Params: cfg.Endpoints.Params, Sentinel: cfg.Endpoints.Sentinel,
 		Key: cfg.Key, TTL: cfg.TTL, Timeout: cfg.Workload.Timeout.D(), Point: w.point, Clock: w.clock, Role: cfg.Role,
-	})
+		OnRenewal: w.renewed,
+	}
+	w.promise = design.PromiseLength(w.env)
+	w.lock, err = design.New(w.env)
 	if err != nil {
 		return nil, fmt.Errorf("worker %s: build lock %s: %w", cfg.Client, cfg.Lock, err)
 	}
@@ -167,6 +173,11 @@ func (w *worker) close() {
 // emit writes one event with one write call, stamped now.
 func (w *worker) emit(e history.Event) {
 	e.Time = history.Now()
+	w.emitAt(e)
+}
+
+// emitAt writes one event stamped with its own Time.
+func (w *worker) emitAt(e history.Event) {
 	e.Process = w.cfg.Client
 	line, _ := json.Marshal(e)
 	line = append(line, '\n')
@@ -178,10 +189,35 @@ func (w *worker) emit(e history.Event) {
 }
 
 func (w *worker) invoke(f string, e history.Event) int64 {
-	w.op++
-	e.Type, e.F, e.Op = history.Invoke, f, w.op
+	e.Type, e.F, e.Op = history.Invoke, f, w.op.Add(1)
 	w.emit(e)
-	return w.op
+	return e.Op
+}
+
+// promised marks a yes of the lock: how long it promised the lock, counted from since (its
+// request's sending, when not the op's invoke; 0 for the invoke).
+func (w *worker) promised(e history.Event, since int64) history.Event {
+	e.Promise, e.Since = int64(w.promise), since
+	return e
+}
+
+// renewed records a renewal the lock made on its own, as an invoke stamped when its request was
+// sent and a completion stamped when its answer came.
+func (w *worker) renewed(r locks.Renewal) {
+	op := w.op.Add(1)
+	w.emitAt(history.Event{Time: r.Asked, Type: history.Invoke, F: history.Renew, Op: op, Session: r.Session})
+	done := history.Event{Time: max(r.Answered, r.Asked), Type: history.Fail, F: history.Renew, Op: op, Session: r.Session, Error: r.Error}
+	switch {
+	case r.OK:
+		done = w.promised(done, 0)
+		done.Type, done.Error = history.OK, ""
+		if r.Lease > 0 {
+			done.Promise = int64(r.Lease)
+		}
+	case r.Unknown:
+		done.Type = history.Info
+	}
+	w.emitAt(done)
 }
 
 func (w *worker) complete(op int64, t history.Type, f string, e history.Event) {
@@ -269,12 +305,18 @@ func (w *worker) acquire(stop context.Context) (*int64, bool) {
 			cancel()
 			ctx, cancel = context.WithDeadline(context.Background(), deadline)
 		}
+		attempt := history.Now()
 		token, err := w.lock.Acquire(ctx)
 		cancel()
 		switch {
 		case err == nil:
 			w.held = locks.HeldRole(w.lock, w.cfg.Role)
-			w.complete(op, history.OK, history.Acquire, history.Event{Token: token, Role: w.held})
+			ok := w.promised(history.Event{Token: token, Role: w.held}, attempt)
+			if p, is := w.lock.(locks.Promising); is {
+				asked, session := p.Promised()
+				ok.Since, ok.Session = max(asked, attempt), session
+			}
+			w.complete(op, history.OK, history.Acquire, ok)
 			return token, true
 		case !errors.Is(err, locks.ErrBusy):
 			unknown = err
@@ -308,6 +350,9 @@ func (w *worker) nest(f string) bool {
 		err = w.lock.Release(ctx)
 	}
 	switch {
+	case err == nil && f == history.Reacquire:
+		w.complete(op, history.OK, f, w.promised(history.Event{}, 0))
+		return true
 	case err == nil:
 		w.complete(op, history.OK, f, history.Event{})
 		return true
@@ -319,17 +364,26 @@ func (w *worker) nest(f string) bool {
 	return false
 }
 
-// stillValid checks, for designs that know their validity, that it has not ended; if it has, the
-// client records that it no longer believes it holds the lock.
+// stillValid checks, for designs that know their validity, that it has not ended (a check op: ok,
+// or fail and a note that the client no longer believes it holds the lock). A check that asked
+// the servers and was told yes (locks.Design.Promise.CheckAsks, or an external program's answer)
+// is a promise.
 func (w *worker) stillValid() bool {
 	e, ok := w.lock.(locks.Expiring)
 	if !ok {
 		return true
 	}
+	op := w.invoke(history.Check, history.Event{})
 	if until := e.ValidUntil(); !until.IsZero() && w.clock.Now().After(until) {
+		w.complete(op, history.Fail, history.Check, history.Event{})
 		w.emit(history.Event{Type: history.Note, F: history.Lost, Error: "validity ended"})
 		return false
 	}
+	yes := history.Event{}
+	if w.design.Promise.CheckAsks || locks.CheckAsked(w.lock) {
+		yes = w.promised(yes, 0)
+	}
+	w.complete(op, history.OK, history.Check, yes)
 	return true
 }
 

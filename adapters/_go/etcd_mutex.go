@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 )
 
 func main() {
@@ -69,7 +70,9 @@ func newEtcdLock(init initRequest) (*etcdLock, error) {
 	logs.Level = zap.NewAtomicLevelAt(zap.WarnLevel)
 	logs.Sampling = nil
 	logs.OutputPaths, logs.ErrorOutputPaths = []string{"stderr"}, []string{"stderr"}
-	cli, err := etcdNew(etcdConfig{Endpoints: init.Nodes, LogConfig: &logs})
+	// Every keep-alive of the session's lease is reported to the worker as a renewal.
+	cli, err := etcdNew(etcdConfig{Endpoints: init.Nodes, LogConfig: &logs,
+		DialOptions: []grpc.DialOption{grpc.WithChainStreamInterceptor(etcdRenewals(reportRenewal))}})
 	if err != nil {
 		return nil, fmt.Errorf("etcd: client: %w", err)
 	}
@@ -149,7 +152,9 @@ func (l *etcdLock) acquire(within time.Duration) answer {
 	l.mu.Lock()
 	l.held, l.heldSess = r.m, r.s
 	l.mu.Unlock()
-	return okToken(createRevision(r.m))
+	a := okToken(createRevision(r.m))
+	a.Session = etcdLeaseName(int64(r.s.Lease()))
+	return a
 }
 
 // try is one attempt, as a user writes it: a session (the current one while it lives), then Lock.

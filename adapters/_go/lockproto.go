@@ -14,7 +14,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sync"
+	"syscall"
 	"time"
+	"unsafe"
 )
 
 // initRequest is the first request: everything a client needs to build its lock.
@@ -47,9 +50,51 @@ type answer struct {
 	Value     string `json:"value,omitempty"`
 	Error     string `json:"error,omitempty"`
 	Valid     bool   `json:"valid,omitempty"` // init: this adapter answers valid requests
+	// Session names the lease or session the hold lives on (acquire).
+	Session string `json:"session,omitempty"`
+	// Renewed: the valid answer asked the servers and renewed the lease.
+	Renewed bool `json:"renewed,omitempty"`
+}
+
+// renewal is a line the adapter writes on its own: a renewal its library made (a keep-alive, a
+// session's request answered), with CLOCK_MONOTONIC times.
+type renewal struct {
+	Type       string `json:"type"` // "renewed"
+	AskedNS    int64  `json:"asked_ns"`
+	AnsweredNS int64  `json:"answered_ns"`
+	OK         bool   `json:"ok"`
+	Session    string `json:"session,omitempty"`
+	LeaseMS    int64  `json:"lease_ms,omitempty"`
+}
+
+// out is stdout, one JSON object per line; answers and renewals come from several goroutines.
+var (
+	outMu sync.Mutex
+	out   = json.NewEncoder(os.Stdout) // os.Stdout is unbuffered: a line per Encode
+)
+
+func write(v any) error {
+	outMu.Lock()
+	defer outMu.Unlock()
+	return out.Encode(v)
+}
+
+// reportRenewal tells the worker of a renewal (renewals_*.go call it).
+func reportRenewal(asked, answered int64, ok bool, session string, lease time.Duration) {
+	_ = write(renewal{Type: "renewed", AskedNS: asked, AnsweredNS: answered, OK: ok, Session: session, LeaseMS: lease.Milliseconds()})
+}
+
+// monotonicNow is CLOCK_MONOTONIC in nanoseconds, the clock lockcheck's history keeps.
+func monotonicNow() int64 {
+	var ts syscall.Timespec
+	if _, _, errno := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 1 /* CLOCK_MONOTONIC */, uintptr(unsafe.Pointer(&ts)), 0); errno != 0 {
+		return 0
+	}
+	return ts.Nano()
 }
 
 func ok() answer                         { return answer{Type: "ok"} }
+func renewed() answer                    { return answer{Type: "ok", Renewed: true} } // valid: the servers renewed the lease
 func okToken(t int64) answer             { return answer{Type: "ok", Token: &t} }
 func fail(why string) answer             { return answer{Type: "fail", Error: why} }
 func unknown(err error) answer           { return answer{Type: "error", Error: err.Error()} }
@@ -73,7 +118,6 @@ type validator interface {
 func serve(newClient func(initRequest) (lockClient, error)) {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 64*1024), 1024*1024)
-	out := json.NewEncoder(os.Stdout) // one line per answer; os.Stdout is unbuffered
 	var client lockClient
 	for in.Scan() {
 		line := in.Bytes()
@@ -117,7 +161,7 @@ func serve(newClient func(initRequest) (lockClient, error)) {
 			a = unknownf("unknown request type %q", req.Type)
 		}
 		a.InReplyTo = req.ID
-		if err := out.Encode(a); err != nil {
+		if err := write(a); err != nil {
 			os.Exit(2) // the worker is gone
 		}
 		if req.Type == "close" {

@@ -86,12 +86,12 @@ func (l *redsyncV1Lock) valid(time.Duration) answer {
 	switch m := m.(type) {
 	case interface{ Extend() bool }: // up to v1.3
 		if m.Extend() {
-			return ok()
+			return renewed()
 		}
 	case interface{ Extend() (bool, error) }: // v1.4
 		extended, err := m.Extend()
 		if extended {
-			return ok()
+			return renewed()
 		}
 		if err != nil {
 			return fail("Extend: " + err.Error())

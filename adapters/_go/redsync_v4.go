@@ -87,7 +87,7 @@ func (l *redsyncLock) valid(within time.Duration) answer {
 	extended, err := l.mutex.ExtendContext(ctx)
 	switch {
 	case extended:
-		return ok()
+		return renewed()
 	case err == nil:
 		return fail("Extend: false (the lock was not ours any more)")
 	}

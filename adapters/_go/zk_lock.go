@@ -25,6 +25,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -82,7 +83,8 @@ func (l *zkLock) connect(deadline time.Time) (*zk.Conn, error) {
 		if ttl <= 0 {
 			ttl = 10 * time.Second
 		}
-		conn, _, err := zk.Connect(l.init.Nodes, ttl, zk.WithLogger(quietLogger{}), zk.WithEventCallback(l.onEvent))
+		conn, _, err := zk.Connect(l.init.Nodes, ttl, zk.WithLogger(quietLogger{}), zk.WithEventCallback(l.onEvent),
+			zk.WithDialer(renewalDialer))
 		if err != nil {
 			l.mu.Unlock()
 			return nil, fmt.Errorf("zookeeper: connect %v: %w", l.init.Nodes, err)
@@ -113,6 +115,16 @@ func (l *zkLock) onEvent(ev zk.Event) {
 	l.state = ev.State
 	close(l.session)
 	l.session = make(chan struct{})
+}
+
+// renewalDialer connects to a server and reports every request of the session the server answers
+// as a renewal (renewals_zk.go).
+func renewalDialer(network, addr string, timeout time.Duration) (net.Conn, error) {
+	c, err := net.DialTimeout(network, addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return newZKRenewalConn(c, reportRenewal), nil
 }
 
 type quietLogger struct{}
@@ -275,10 +287,12 @@ func (l *zkLock) took(conn *zk.Conn, lk *zk.Lock, deadline time.Time) answer {
 	l.mu.Lock()
 	l.held = lk
 	l.mu.Unlock()
+	a := ok() // no node of ours: held as Lock said, without a token
 	for _, czxid := range mine {
-		return okToken(czxid) // the only one
+		a = okToken(czxid) // the only one
 	}
-	return ok() // no node of ours: held as Lock said, without a token
+	a.Session = fmt.Sprintf("session %x", uint64(conn.SessionID())) // as renewals_zk.go names it
+	return a
 }
 
 func (l *zkLock) release(within time.Duration) answer {

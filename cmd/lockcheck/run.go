@@ -179,6 +179,7 @@ func report(w io.Writer, res *runner.Result, i, count int) {
 	if count > 1 {
 		prefix = fmt.Sprintf("run %d/%d: ", i, count)
 	}
+	fmt.Fprintf(w, "%soutcome: %s\n", prefix, res.Verdict.Headline)
 	switch {
 	case res.Matches && res.Scenario == "":
 		fmt.Fprintf(w, "%sno scenario.yaml in the folder, so no expectations: %s\n", prefix, res.Verdict.Summary)

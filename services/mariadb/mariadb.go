@@ -33,6 +33,13 @@ var Kind = services.OneServer[Settings]{
 			"idle_transaction_timeout": set.IdleTransactionTimeout, "innodb_lock_wait_timeout": set.InnodbLockWaitTimeout})
 	},
 	Spec: Spec,
+	// Inside a transaction, idle_transaction_timeout when set, else wait_timeout (the server's).
+	IdleLimits: func(set Settings) (time.Duration, time.Duration) {
+		if set.IdleTransactionTimeout != 0 {
+			return set.WaitTimeout.D(), set.IdleTransactionTimeout.D()
+		}
+		return set.WaitTimeout.D(), set.WaitTimeout.D()
+	},
 }
 
 func init() { services.Register(Kind) }

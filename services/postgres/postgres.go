@@ -33,6 +33,9 @@ var Kind = services.OneServer[Settings]{
 			"idle_in_transaction_session_timeout": set.IdleInTransactionSessionTimeout, "idle_session_timeout": set.IdleSessionTimeout})
 	},
 	Spec: Spec,
+	IdleLimits: func(set Settings) (time.Duration, time.Duration) {
+		return set.IdleSessionTimeout.D(), set.IdleInTransactionSessionTimeout.D()
+	},
 }
 
 func init() { services.Register(Kind) }
