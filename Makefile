@@ -46,7 +46,7 @@ run:
 PURE_PKGS := ./checker ./clock ./debate ./history ./internal/forward ./internal/modbuild \
 	./internal/portlock ./internal/redisopt ./internal/rundir ./internal/shard ./internal/yamlpos ./internal/yamltime \
 	./junit ./providers/docker/images ./providers/faketime ./proxies ./scenarios ./services ./hunt ./shrink \
-	./tools/doclinks ./tools/flakes ./tools/lockhunt ./tools/lockmutants
+	./tools/doclinks ./tools/flakes ./tools/layers ./tools/lockhunt ./tools/lockmutants
 # The longest real-server packages first, longest first (as measured two at a time on 2 cores): the
 # runner takes one lane, the others fill the second, and the short ones come last, so neither lane
 # ends long after the other.
@@ -89,7 +89,7 @@ tidy-check:
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy and commit the result" >&2; exit 1; }
 
 # Developer tools (flakes, mutants, bench, hunt-bench, soak) are programs under tools/, on top of
-# every other package (nothing outside tools/ imports them): not part of
+# every other package (nothing outside tools/ imports them; tools/layers checks it): not part of
 # the lockcheck binary, built or run by their targets.
 
 # Flaky-test hunt: each package's tests FLAKES_N times (uncached), one package at a time; lists every
