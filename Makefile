@@ -43,10 +43,10 @@ run:
 # docs/COMMANDS.md#make-targets. A package not listed in PURE_PKGS counts as one with real
 # servers. The docker provider's suite, with its images (minutes to build the first time), is
 # test-docker's; .ci/run runs both.
-PURE_PKGS := ./checker ./clock ./debate ./history ./internal/doclinks ./internal/forward ./internal/modbuild \
-	./internal/portlock ./internal/redisopt ./internal/rundir ./internal/shard ./internal/tools/flakes \
-	./internal/tools/lockhunt ./internal/tools/lockmutants ./internal/yamlpos ./internal/yamltime ./junit ./providers/docker/images \
-	./providers/faketime ./proxies ./scenarios ./services ./hunt ./shrink
+PURE_PKGS := ./checker ./clock ./debate ./history ./internal/forward ./internal/modbuild \
+	./internal/portlock ./internal/redisopt ./internal/rundir ./internal/shard ./internal/yamlpos ./internal/yamltime \
+	./junit ./providers/docker/images ./providers/faketime ./proxies ./scenarios ./services ./hunt ./shrink \
+	./tools/doclinks ./tools/flakes ./tools/layers ./tools/lockhunt ./tools/lockmutants
 # The longest real-server packages first, longest first (as measured two at a time on 2 cores): the
 # runner takes one lane, the others fill the second, and the short ones come last, so neither lane
 # ends long after the other.
@@ -75,8 +75,8 @@ test-packages:
 # The first part of make test alone: vet, the mutants' build and the pure packages' tests.
 test-pure:
 	$(GO) vet $(PKGS)
-	$(GO) vet -tags mutants ./locks ./internal/tools/lockmutants
-	$(GO) test -tags mutants -count=1 ./internal/tools/lockmutants
+	$(GO) vet -tags mutants ./locks ./tools/lockmutants
+	$(GO) test -tags mutants -count=1 ./tools/lockmutants
 	$(GO) test -p 2 -count=1 $(PURE_PKGS)
 
 # The docker provider's container images, built from Debian's packages on this machine (no
@@ -88,8 +88,9 @@ images: deps build
 tidy-check:
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy and commit the result" >&2; exit 1; }
 
-# Developer tools (flakes, mutants, bench, hunt-bench, soak) are programs under internal/tools/:
-# not part of the lockcheck binary, built or run by their targets.
+# Developer tools (flakes, mutants, bench, hunt-bench, soak) are programs under tools/, on top of
+# every other package (nothing outside tools/ imports them; tools/layers checks it): not part of
+# the lockcheck binary, built or run by their targets.
 
 # Flaky-test hunt: each package's tests FLAKES_N times (uncached), one package at a time; lists every
 # test that failed at least once, with its output, and exits 1 if any did. FLAKES_PKGS narrows it,
@@ -97,7 +98,7 @@ tidy-check:
 FLAKES_N    ?= 5
 FLAKES_PKGS ?= $(PKGS)
 flakes: deps
-	$(GO) run ./internal/tools/flakes -n $(FLAKES_N) $(FLAKES_PKGS)
+	$(GO) run ./tools/flakes -n $(FLAKES_N) $(FLAKES_PKGS)
 
 # Repeatability: each shipped scenario 10 times (slow: a few minutes).
 repeat: deps build
@@ -179,7 +180,7 @@ matrix: deps build
 # results/MUTANTS.json (figure 10 of make bench); exit 1 if a mutant is caught by no column.
 # MUTANTSFLAGS passes options, e.g. MUTANTSFLAGS="--mutants mutant-zk-no-relist --faults waiter-expires".
 mutants: deps
-	$(GO) build -tags mutants -o bin/lockmutants ./internal/tools/lockmutants
+	$(GO) build -tags mutants -o bin/lockmutants ./tools/lockmutants
 	./bin/lockmutants $(MUTANTSFLAGS)
 
 # Benchmarks: every figure printed and written to results/BENCH.md, in about 25 minutes on 2 cores
@@ -190,21 +191,21 @@ mutants: deps
 # --parallel 1 and 2). BENCHFLAGS passes options to bin/lockbench, e.g. BENCHFLAGS=--quick (rough
 # figures in a few minutes) or --skip=5.
 bench: deps
-	$(GO) build -o bin/lockbench ./internal/tools/lockbench
+	$(GO) build -o bin/lockbench ./tools/lockbench
 	./bin/lockbench $(BENCHFLAGS)
 
 # Random versus hunt packages: per design × fault family, how many of 20 seeds find a double
 # ownership within 30 s, and how soon → results/HUNT.md. HUNTFLAGS narrows it, e.g.
 # HUNTFLAGS='--designs set-nx-px --faults pause --seeds 5'.
 hunt-bench: deps
-	$(GO) build -o bin/lockhunt ./internal/tools/lockhunt
+	$(GO) build -o bin/lockhunt ./tools/lockhunt
 	./bin/lockhunt $(HUNTFLAGS)
 
 # Figure 8 alone: a 30-minute soak of a random-mixed scenario (lockcheck run --duration 30m), the
 # controller's memory sampled as it runs, then the judging timed. Its figures are kept in
 # results/soak.json, which `make bench` shows.
 soak: deps
-	$(GO) build -o bin/lockbench ./internal/tools/lockbench
+	$(GO) build -o bin/lockbench ./tools/lockbench
 	./bin/lockbench --soak 30m --skip 1,2,3,4,5,6,7 --out results/SOAK.md --results results --keep $(BENCHFLAGS)
 
 clean:

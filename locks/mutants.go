@@ -3,7 +3,7 @@
 package locks
 
 // Mutants: shipped designs, each with one realistic bug, to measure what the matrix catches (make
-// mutants, internal/tools/lockmutants). They exist only in binaries built with the "mutants" build
+// mutants, tools/lockmutants). They exist only in binaries built with the "mutants" build
 // tag, so no user ever sees them listed as designs. Each wraps the original's client and replaces the one
 // method the bug lives in; everything else is the original's code.
 

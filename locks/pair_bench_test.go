@@ -18,7 +18,7 @@ import (
 )
 
 // Pairs are (ours, the library): the same algorithm, ours as lockcheck's reference design
-// (internal/tools/lockbench/gofigures.go names the same pairs for its table).
+// (tools/lockbench/gofigures.go names the same pairs for its table).
 var Pairs = [][2]string{{"set-nx-px", "redislock"}, {"redlock", "redsync"}}
 
 const (

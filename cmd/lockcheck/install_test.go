@@ -93,10 +93,7 @@ func goEnv(t *testing.T, name string) string {
 // reaches the README's verdict, draws a report page that says how to get the plots, and answers a
 // scenario it cannot run with how to build the whole lockcheck.
 func TestQuickstartBuildRunsTheFirstScenarioAndNamesWhatItLacks(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "lockcheck")
-	if out, err := exec.Command("go", "build", "-tags", "quickstart", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags quickstart: %v\n%s", err, out)
-	}
+	bin := quickstartLockcheck(t)
 	mods, err := exec.Command("go", "version", "-m", bin).Output()
 	if err != nil {
 		t.Fatal(err)

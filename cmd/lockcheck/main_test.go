@@ -27,6 +27,16 @@ func lockcheck(t *testing.T) string {
 	return bin
 }
 
+// quickstartLockcheck builds make run's binary, the quick-start build (-tags quickstart).
+func quickstartLockcheck(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "lockcheck")
+	if out, err := exec.Command("go", "build", "-tags", "quickstart", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags quickstart: %v\n%s", err, out)
+	}
+	return bin
+}
+
 func exitCode(err error) int {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

@@ -122,9 +122,6 @@ func hash(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil))[:12]
 }
 
-// BaseRef is the base image's name and tag.
-func BaseRef() string { return baseRef("") }
-
 // ServersRef is the shared servers layer's name and tag.
 func ServersRef() string { return serversRef("") }
 

@@ -82,7 +82,7 @@ func harnessOverhead(ctx context.Context, c config) (string, error) {
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "## 2. Harness overhead\n\n")
-	fmt.Fprintf(&b, "Command: `lockbench` (internal/tools/lockbench/overhead.go), n = %d rounds of %s each way, the three ways side by side in "+
+	fmt.Fprintf(&b, "Command: `lockbench` (tools/lockbench/overhead.go), n = %d rounds of %s each way, the three ways side by side in "+
 		"each round.\n\n", len(plain), c.overheadFor)
 	fmt.Fprintf(&b, "The same loop three ways: `%s`, one client, hold 0, think 0; each cycle is acquire, read every register, "+
 		"write every register + 1, release (what a worker's critical section does), against one Redis lock node and the resource.\n\n", overheadLock)

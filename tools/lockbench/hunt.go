@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// huntVersusRandom is figure 9: lockhunt (internal/tools/lockhunt, `make hunt-bench`) on a few designs
+// huntVersusRandom is figure 9: lockhunt (tools/lockhunt, `make hunt-bench`) on a few designs
 // the pause family breaks, random package against hunt mode, over --hunt-seeds seeds each. The
 // whole table (eight cells, 20 seeds) takes about 45 minutes, so `make bench` runs a part of it
 // and shows the whole table too when `make hunt-bench` stored one in the results folder.
@@ -20,8 +20,8 @@ func huntVersusRandom(ctx context.Context, c config) (string, error) {
 	}
 	defer os.RemoveAll(tmp)
 	bin := filepath.Join(tmp, "lockhunt")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./internal/tools/lockhunt").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./internal/tools/lockhunt: %v\n%s", err, out)
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./tools/lockhunt").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./tools/lockhunt: %v\n%s", err, out)
 	}
 	out := filepath.Join(rawDir, "hunt.md")
 	cmd := exec.CommandContext(ctx, bin, "--cells", c.huntCells, "--seeds", fmt.Sprint(c.huntSeeds), "--out", out,

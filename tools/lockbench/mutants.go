@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// storedMutants is the part of results/MUTANTS.json (written by `make mutants`, internal/tools/lockmutants)
+// storedMutants is the part of results/MUTANTS.json (written by `make mutants`, tools/lockmutants)
 // that figure 10 shows.
 type storedMutants struct {
 	When    time.Time     `json:"when"`

@@ -74,7 +74,7 @@ func checkEndToEnd(ctx context.Context, c config) (string, error) {
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "## 7. `lockcheck check` end to end\n\n")
-	fmt.Fprintf(&b, "Command: `lockcheck check RUN_FOLDER` (internal/tools/lockbench/endtoend.go), n = %d rounds each, on run folders written by "+
+	fmt.Fprintf(&b, "Command: `lockcheck check RUN_FOLDER` (tools/lockbench/endtoend.go), n = %d rounds each, on run folders written by "+
 		"history/synth: %d events of 4 clients taking a fenced lock in turn for about 27 minutes (the history a 30-minute soak at a few "+
 		"hundred operations per second leaves), 4 registers, the resource's own log and final values. Wall time and CPU (user + system) "+
 		"of the whole command, reading the history, judging it and writing verdict.json, report.html and any porcupine page; peak RSS "+

@@ -85,7 +85,7 @@ func firstViolations(ctx context.Context, c config) (string, error) {
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "## 4. Time to first violation\n\n")
-	fmt.Fprintf(&b, "Command: `lockbench` (internal/tools/lockbench/violations.go): `runner.Run` of every scenario in `%s/` (and its "+
+	fmt.Fprintf(&b, "Command: `lockbench` (tools/lockbench/violations.go): `runner.Run` of every scenario in `%s/` (and its "+
 		"subfolders) whose `expect` says `mutual_exclusion: violated`, %d run(s) each, and of those with a random nemesis "+
 		"schedule whose `expect` leaves mutual exclusion open, over seeds 1..%d instead of their own seed. The figure is the offset of the earliest "+
 		"double-ownership window from the run's start (verdict.json `mutual_exclusion.windows[].offset`). "+
