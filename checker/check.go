@@ -88,6 +88,18 @@ func (l *Log) Check(opts Options) Verdict {
 	return v
 }
 
+// DoubleOwnership finds the windows of double ownership in events and gives each its class, and
+// judges nothing else: cheap enough to ask of a run still going (a hunt that stops at its first
+// broken promise).
+func DoubleOwnership(events []history.Event) MutualExclusion {
+	l := FromEvents(events)
+	b := l.bounds()
+	tl := l.buildTimelines(b.end)
+	m := l.mutualExclusion(tl.holds, b.start)
+	l.classifyWindows(&m, tl.holds, l.clientOps(), b)
+	return m
+}
+
 // checkRegisters judges every register the history mentions: those critical sections touched,
 // and those only the resource reported (not applicable). Porcupine runs for each in parallel,
 // each with its own budget.

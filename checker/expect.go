@@ -13,6 +13,13 @@ import (
 // gate). Unset fields are not checked.
 type Expect struct {
 	MutualExclusion string `yaml:"mutual_exclusion" json:"mutual_exclusion,omitempty"` // "holds", "violated" or ""
+	// Promises: "kept" — no window of double ownership is a broken promise of the lock's
+	// (promises.go), though a holder may have outlived its promise; "broken" — some window is.
+	// A gate that allows the limit of every lease (K2) and fails any bug of the lock's own.
+	Promises string `yaml:"promises" json:"promises,omitempty"`
+	// DoubleOwnership is the most serious class the windows must show: "outlived", "explained"
+	// or "broken" (mutual exclusion violated, and no window worse).
+	DoubleOwnership string `yaml:"double_ownership" json:"double_ownership,omitempty"`
 	// OverlapsOnlyWith: every window of double ownership must involve one of these clients
 	// (the ones a fault froze or cut off). A lease cannot help overlapping with a frozen holder
 	// (K2); an overlap between two clients no fault touched is the lock's own doing, e.g. a
@@ -61,6 +68,8 @@ func (m Mismatch) String() string { return fmt.Sprintf("%s: want %s, got %s", m.
 const (
 	holds    = "holds"
 	violated = "violated"
+	kept     = "kept"
+	broken   = "broken"
 )
 
 // Validate rejects expectations that could never be met or make no sense, naming the field.
@@ -82,6 +91,21 @@ func (e Expect) Validate() error {
 		if r.Applicable != nil && !*r.Applicable && (r.Linearizable != nil || r.LostUpdates != nil) {
 			errs = append(errs, fmt.Errorf("expect.registers.%s: linearizable and lost_updates cannot be checked on a register expected not applicable", name))
 		}
+	}
+	switch e.Promises {
+	case "", kept, broken:
+	default:
+		errs = append(errs, fmt.Errorf("expect.promises: %q is not one of %q, %q", e.Promises, kept, broken))
+	}
+	if e.DoubleOwnership != "" && classRank(WindowClass(e.DoubleOwnership)) == 0 {
+		errs = append(errs, fmt.Errorf("expect.double_ownership: %q is not one of %s", e.DoubleOwnership, classNames()))
+	}
+	if e.DoubleOwnership != "" && e.MutualExclusion == holds {
+		errs = append(errs, errors.New("expect.double_ownership: mutual_exclusion holds leaves no window to class"))
+	}
+	if e.DoubleOwnership != "" && e.DoubleOwnership != broken && e.Promises == broken ||
+		e.DoubleOwnership == broken && e.Promises == kept {
+		errs = append(errs, fmt.Errorf("expect.promises: %s contradicts double_ownership: %s", e.Promises, e.DoubleOwnership))
 	}
 	if len(e.OverlapsOnlyWith) > 0 && e.MutualExclusion == holds {
 		errs = append(errs, errors.New("expect.overlaps_only_with: mutual_exclusion holds leaves no overlap to restrict"))
@@ -117,6 +141,7 @@ func (e Expect) Match(v Verdict) []Mismatch {
 			miss("mutual_exclusion", e.MutualExclusion, got)
 		}
 	}
+	out = append(out, e.matchPromises(v)...)
 	if len(e.OverlapsOnlyWith) > 0 {
 		var others []Overlap
 		for _, w := range v.MutualExclusion.Windows {
@@ -173,6 +198,52 @@ func (e Expect) Match(v Verdict) []Mismatch {
 	out = append(out, e.matchClients(v)...)
 	out = append(out, e.matchFairness(v)...)
 	return append(out, e.matchCollateral(v)...)
+}
+
+// matchPromises checks promises and double_ownership. A history that records no promises (one
+// written before lockcheck recorded them) meets neither.
+func (e Expect) matchPromises(v Verdict) []Mismatch {
+	var out []Mismatch
+	m := v.MutualExclusion
+	unclassed := !m.Holds && !m.PromisesRecorded
+	if e.Promises != "" {
+		got, detail := kept, ""
+		switch {
+		case unclassed:
+			got = "not classified (the history records no promises)"
+		case m.Broken > 0:
+			got, detail = broken, fmt.Sprintf(" (%d of %d windows; the first: %s)", m.Broken, len(m.Windows), firstWhy(m, ClassBroken))
+		}
+		if got != e.Promises {
+			out = append(out, Mismatch{"promises", e.Promises, got + detail})
+		}
+	}
+	if e.DoubleOwnership != "" {
+		got := string(m.Worst())
+		switch {
+		case m.Holds:
+			got = "none (mutual exclusion held)"
+		case unclassed:
+			got = "not classified (the history records no promises)"
+		}
+		if got != e.DoubleOwnership {
+			if w := firstWhy(m, m.Worst()); w != "" {
+				got += ": " + w
+			}
+			out = append(out, Mismatch{"double_ownership", e.DoubleOwnership, got})
+		}
+	}
+	return out
+}
+
+// firstWhy is the evidence of the first window of class c, or "".
+func firstWhy(m MutualExclusion, c WindowClass) string {
+	for _, w := range m.Windows {
+		if w.Class == c {
+			return w.Why
+		}
+	}
+	return ""
 }
 
 // Inconclusive says why v proves nothing under these expectations, or "": the checker's own

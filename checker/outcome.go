@@ -206,8 +206,8 @@ func Headline(v Verdict) string {
 	}
 	switch {
 	case j.Outcome == Broken:
-		s = "Broken: the lock broke its promise, telling two clients they held it at the same time with no fault on its servers " +
-			"to explain it (" + classWords(v.MutualExclusion) + ")"
+		s = "Broken: the lock told two clients they held it at the same time, with no fault on its servers to explain it (" +
+			classWords(v.MutualExclusion) + ")"
 	case !v.MutualExclusion.Holds:
 		s = "Unsafe: two clients believed they held the lock at the same time"
 		if j.Outcome == Rescued {
@@ -326,7 +326,8 @@ func classCounts(m MutualExclusion) string {
 }
 
 // classWords says in a few words why the windows happened: "every window: a holder outlived its
-// promise (K2)", "2 of 3 windows: the lock broke its promise"; "" when none is classified.
+// promise (K2)", "1 of 3 windows a broken promise; 2 a holder outlived its promise (K2)"; "" when
+// none is classified.
 func classWords(m MutualExclusion) string {
 	n := len(m.Windows)
 	var parts []string
@@ -334,21 +335,22 @@ func classWords(m MutualExclusion) string {
 		n     int
 		class WindowClass
 	}{{m.Broken, ClassBroken}, {m.Explained, ClassExplained}, {m.Outlived, ClassOutlived}} {
-		if c.n == 0 {
-			continue
+		switch {
+		case c.n == 0:
+		case c.n == n:
+			parts = append(parts, "every window: "+classPhrase[c.class])
+		case len(parts) == 0:
+			parts = append(parts, fmt.Sprintf("%d of %d windows %s", c.n, n, classPhrase[c.class]))
+		default:
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, classPhrase[c.class]))
 		}
-		of := "every window"
-		if c.n < n {
-			of = fmt.Sprintf("%d of %d windows", c.n, n)
-		}
-		parts = append(parts, of+": "+classPhrase[c.class])
 	}
 	return strings.Join(parts, "; ")
 }
 
 // classPhrase is a class in a few words.
 var classPhrase = map[WindowClass]string{
-	ClassBroken:    "the lock broke its promise",
-	ClassExplained: "a fault on the lock's servers explains it",
+	ClassBroken:    "a broken promise",
+	ClassExplained: "explained by a fault on the lock's servers",
 	ClassOutlived:  "a holder outlived its promise (K2)",
 }

@@ -53,6 +53,15 @@ const (
 // WindowClasses lists the classes from the least to the most serious.
 var WindowClasses = []WindowClass{ClassOutlived, ClassExplained, ClassBroken}
 
+// classNames lists the classes, least serious first, for errors.
+func classNames() string {
+	names := make([]string, len(WindowClasses))
+	for i, c := range WindowClasses {
+		names[i] = fmt.Sprintf("%q", string(c))
+	}
+	return strings.Join(names, ", ")
+}
+
 // Worse reports whether a is more serious than b ("" is the least of all).
 func (a WindowClass) Worse(b WindowClass) bool { return classRank(a) > classRank(b) }
 
@@ -63,19 +72,6 @@ func classRank(c WindowClass) int {
 		}
 	}
 	return 0
-}
-
-// Meaning says what a class means, for reports and docs.
-func (c WindowClass) Meaning() string {
-	switch c {
-	case ClassOutlived:
-		return "a holder outlived its promise (K2): it acted after its lease had run out; fencing is for this"
-	case ClassExplained:
-		return "a fault on the lock's servers explains it: a documented weakness of the design"
-	case ClassBroken:
-		return "the lock broke its promise: it told two clients they held it at the same time, and no fault on its servers explains it"
-	}
-	return "not classified: the history records no promises"
 }
 
 // yes is one answer by which the lock promised a client that it holds.
@@ -220,7 +216,7 @@ func (pc *promiseCheck) classify(w Overlap) (WindowClass, string) {
 	ha, hb := pc.holdsIn(a, ws, we), pc.holdsIn(b, ws, we)
 	why := pc.bothPromised(ha, hb, ws, we)
 	if why == "" {
-		why = pc.impossibleYes(append(append([]int(nil), ha...), hb...), ws, we)
+		why = pc.impossibleYes(append(append([]int(nil), ha...), hb...), we)
 	}
 	if why == "" {
 		return ClassOutlived, pc.outlived(ha, hb, ws, we)
@@ -286,16 +282,17 @@ func (pc *promiseCheck) promiseWords(i int, t int64) string {
 	return fmt.Sprintf("%s's %s answered at %s, promised %s", pc.name(h.client), pc.l.str(best.f), pc.at(best.ok), until)
 }
 
-// impossibleYes says how a yes given during [from, to] to one of the holds could not have been
-// true at any moment of its request, or "". The lock cannot have granted a client the lock at a
+// impossibleYes says how a yes that began or renewed one of the holds, up to the window's end to,
+// could not have been true at any moment of its request, or "": a hold that a broken promise
+// began or renewed is the lock's doing in every window it takes part in. The lock cannot have granted a client the lock at a
 // moment when another client held a live promise, or when the asker's own lease had certainly
 // gone; and a renewal or a check says the client held the lock all along since its hold began,
 // which no moment after such a one can be true of (a lease, once gone, does not come back).
-func (pc *promiseCheck) impossibleYes(holds []int, from, to int64) string {
+func (pc *promiseCheck) impossibleYes(holds []int, to int64) string {
 	for _, i := range holds {
 		h := pc.holds[i]
 		for _, y := range pc.claims[i] {
-			if y.ok < from || y.ok > to {
+			if y.ok > to {
 				continue
 			}
 			barred := union(append(append([]period(nil), pc.othersKept(i)...), pc.certainlyGone(h.client, y.promise)...)...)
@@ -318,14 +315,12 @@ func (pc *promiseCheck) impossibleYes(holds []int, from, to int64) string {
 				s = fmt.Sprintf("%s was told at %s that it still held the lock (its %s, asked at %s), but it had lost it by %s: ",
 					pc.name(h.client), pc.at(y.ok), pc.l.str(y.f), pc.at(y.ask), pc.at(first))
 			}
-			var parts []string
-			if holder := pc.keptBy(i, first, y.ok); holder >= 0 {
-				parts = append(parts, pc.promiseWords(holder, max(first, pc.holds[holder].start)))
+			parts := pc.promisedTo(i, asked)
+			if gone := pc.certainlyGone(h.client, y.promise).intersect(asked); len(gone) > 0 {
+				parts = append(parts, fmt.Sprintf("%s's own lease had certainly gone %s (it was frozen for longer than its lease and "+
+					"the servers' slack)", pc.name(h.client), pc.periodWords(gone)))
 			}
-			if pc.certainlyGone(h.client, y.promise).intersect(asked) != nil {
-				parts = append(parts, fmt.Sprintf("%s's own lease had certainly gone while it was frozen", pc.name(h.client)))
-			}
-			return s + strings.Join(parts, "; and ")
+			return s + strings.Join(parts, "; ")
 		}
 	}
 	return ""
@@ -345,20 +340,39 @@ func (pc *promiseCheck) othersKept(i int) periods {
 	return union(all...)
 }
 
-// keptBy is the first hold of another client, excluding hold i, whose promise ran at some moment
-// of [from, to], or -1.
-func (pc *promiseCheck) keptBy(i int, from, to int64) int {
+// promisedTo says which other clients the lock had promised itself to during within, excluding
+// hold i's client, and when: "client-1 was promised the lock 0.04–4.02 s".
+func (pc *promiseCheck) promisedTo(i int, within periods) []string {
 	h := pc.holds[i]
-	best, bestAt := -1, int64(0)
+	byClient := map[int32][]period{}
+	var order []int32
 	for j, o := range pc.holds {
 		if o.client == h.client || (o.shared && h.shared) {
 			continue
 		}
-		if in := pc.kept[j].intersect(periods{{from, to + 1}}); len(in) > 0 && (best < 0 || in[0].from < bestAt) {
-			best, bestAt = j, in[0].from
+		in := pc.kept[j].intersect(within)
+		if len(in) == 0 {
+			continue
 		}
+		if _, seen := byClient[o.client]; !seen {
+			order = append(order, o.client)
+		}
+		byClient[o.client] = append(byClient[o.client], in...)
 	}
-	return best
+	var out []string
+	for _, c := range order {
+		out = append(out, fmt.Sprintf("%s was promised the lock %s", pc.name(c), pc.periodWords(union(byClient[c]...))))
+	}
+	return out
+}
+
+// periodWords says a set of moments as offsets: "0.04–4.02 s and 4.03–4.71 s".
+func (pc *promiseCheck) periodWords(ps periods) string {
+	var parts []string
+	for _, p := range ps {
+		parts = append(parts, fmt.Sprintf("%.2f–%s", time.Duration(p.from-pc.b.start).Seconds(), pc.at(p.to)))
+	}
+	return strings.Join(parts, " and ")
 }
 
 // certainlyGone are the moments in which client c certainly held nothing the servers keep for a
@@ -493,19 +507,29 @@ func (pc *promiseCheck) outlivedBy(i int, other int32, t, to int64) string {
 		pc.name(h.client), pc.at(last), Human(time.Duration(t-last)), pc.name(other), pc.faultsOn(h.client, h.start, to))
 }
 
-// faultsOn lists what was done to client c between from and to: " (pause 0.21–1.71 s)".
+// faultsOn lists what was done to client c between from and to, or else to the servers (which
+// can keep a client from renewing): " (pause of client-1 0.21–1.71 s)".
 func (pc *promiseCheck) faultsOn(c int32, from, to int64) string {
-	var parts []string
+	var own, servers []string
 	name := pc.name(c)
 	for _, f := range pc.faults {
-		if f.Target == name && f.Start <= to && f.End >= from {
-			parts = append(parts, pc.faultWords(f))
+		if f.Start > to || f.End < from {
+			continue
+		}
+		switch {
+		case f.Target == name:
+			own = append(own, pc.faultWords(f))
+		case !pc.clients[f.Target]:
+			servers = append(servers, pc.faultWords(f))
 		}
 	}
-	if len(parts) == 0 {
-		return " (no fault acted on it: its work outlasted its lease)"
+	switch {
+	case len(own) > 0:
+		return " (" + strings.Join(own, ", ") + ")"
+	case len(servers) > 0:
+		return " (no fault acted on it; on the servers: " + strings.Join(servers, ", ") + ")"
 	}
-	return " (" + strings.Join(parts, ", ") + ")"
+	return " (no fault acted on it: its work outlasted its lease)"
 }
 
 // faultWords names a fault and its period: "pause of client-1 0.21–1.71 s".

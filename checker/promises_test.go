@@ -181,7 +181,7 @@ func TestAWaiterWhoseSessionWentWhileFrozenToldItHoldsIsABrokenPromise(t *testin
 	m := classes(t, b.build())
 	wantClasses(t, m, ClassBroken)
 	if why := m.Windows[0].Why; !strings.Contains(why, "no moment of that request could have made it so") ||
-		!strings.Contains(why, "client-2's own lease had certainly gone while it was frozen") {
+		!strings.Contains(why, "client-2's own lease had certainly gone 1.70–3.00 s") {
 		t.Errorf("why: %q", why)
 	}
 }
@@ -338,4 +338,51 @@ func equalPeriods(a, b periods) bool {
 		}
 	}
 	return true
+}
+
+// A gate on the class: promises kept passes the limit of every lease and fails a broken promise;
+// double_ownership names the most serious class the windows must show.
+func TestExpectGatesOnTheClassOfDoubleOwnership(t *testing.T) {
+	outlived := newHistory().start(0).designs(leaseRule, "client-1", "client-2").
+		leased("client-1", 10, 11).pause("client-1", 12, 1500).
+		leased("client-2", 450, 451).release("client-2", 600, 601).
+		release("client-1", 1510, 1511).end(2000).build()
+	brokenH := newHistory().start(0).designs(leaseRule, "client-1", "client-2").
+		leased("client-1", 10, 11).leased("client-2", 100, 101).
+		release("client-1", 200, 201).release("client-2", 300, 301).end(500).build()
+	unrecorded := newHistory().start(0).acquire("client-1", 10, 11).acquire("client-2", 100, 101).
+		release("client-1", 200, 201).release("client-2", 300, 301).end(500).build()
+	cases := []struct {
+		name    string
+		expect  Expect
+		history []history.Event
+		miss    string // the mismatched field, "" for a pass
+	}{
+		{"kept passes K2", Expect{Promises: kept}, outlived, ""},
+		{"kept fails a broken promise", Expect{Promises: kept}, brokenH, "promises"},
+		{"broken finds it", Expect{Promises: broken}, brokenH, ""},
+		{"broken misses K2", Expect{Promises: broken}, outlived, "promises"},
+		{"the worst class", Expect{DoubleOwnership: "outlived"}, outlived, ""},
+		{"a worse class than wanted", Expect{DoubleOwnership: "outlived"}, brokenH, "double_ownership"},
+		{"a lesser class than wanted", Expect{DoubleOwnership: "broken"}, outlived, "double_ownership"},
+		{"no promises recorded meets neither", Expect{Promises: kept}, unrecorded, "promises"},
+	}
+	for _, c := range cases {
+		if err := c.expect.Validate(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := c.expect.Match(Check(c.history, Options{}))
+		switch {
+		case c.miss == "" && len(got) > 0:
+			t.Errorf("%s: mismatches %v", c.name, got)
+		case c.miss != "" && (len(got) != 1 || got[0].Field != c.miss):
+			t.Errorf("%s: mismatches %v, want one on %s", c.name, got, c.miss)
+		}
+	}
+	for _, bad := range []Expect{{Promises: "intact"}, {DoubleOwnership: "k2"}, {DoubleOwnership: "broken", Promises: kept},
+		{DoubleOwnership: "outlived", MutualExclusion: holds}} {
+		if bad.Validate() == nil {
+			t.Errorf("%+v: accepted", bad)
+		}
+	}
 }

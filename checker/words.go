@@ -141,13 +141,59 @@ func overlapSentences(m MutualExclusion) []string {
 	if len(pairs) > 1 {
 		out = append(out, fmt.Sprintf("In all, at least two clients held the lock at once for %s.", Human(m.TotalOverlap)))
 	}
-	for _, w := range m.Windows {
-		if w.Class != "" {
-			out = append(out, fmt.Sprintf("At %s (%s and %s, %s), %s: %s.", Seconds(w.Offset), w.Clients[0], w.Clients[1],
-				Human(w.Length), classPhrase[w.Class], w.Why))
+	return append(out, classSentences(m)...)
+}
+
+// classSentences say why the windows happened, a sentence per class, most serious first, with its
+// first window as the example.
+func classSentences(m MutualExclusion) []string {
+	var out []string
+	for i := len(WindowClasses) - 1; i >= 0; i-- {
+		c := WindowClasses[i]
+		n, first := 0, -1
+		for k, w := range m.Windows {
+			if w.Class == c {
+				if n++; first < 0 {
+					first = k
+				}
+			}
 		}
+		if n == 0 {
+			continue
+		}
+		w := m.Windows[first]
+		s := fmt.Sprintf("%s: %s", capitalized(ClassMeaning(c, n, len(m.Windows))), w.Why)
+		if n > 1 {
+			s = fmt.Sprintf("%s. The first, at %s (%s and %s): %s", capitalized(ClassMeaning(c, n, len(m.Windows))), Seconds(w.Offset),
+				w.Clients[0], w.Clients[1], w.Why)
+		}
+		out = append(out, s+".")
 	}
 	return out
+}
+
+// ClassMeaning says how many of the windows have class c and what that means: "1 window: the
+// lock broke its promise", "every window (12): a holder outlived its promise (K2)".
+func ClassMeaning(c WindowClass, n, of int) string {
+	what := map[WindowClass]string{
+		ClassBroken:    "the lock broke its promise: it told two clients they held it at the same time, and no fault on its servers explains it",
+		ClassExplained: "a fault on the lock's servers explains it (a documented weakness of the design)",
+		ClassOutlived:  "a holder outlived its promise (K2): it acted after its lease had run out, the limit fencing is for",
+	}[c]
+	switch {
+	case n == of && n == 1:
+		return "the window: " + what
+	case n == of:
+		return fmt.Sprintf("every window (%d): %s", n, what)
+	}
+	return fmt.Sprintf("%d of %d windows: %s", n, of, what)
+}
+
+func capitalized(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 func registerSentence(name string, r RegisterVerdict) string {

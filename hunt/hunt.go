@@ -141,20 +141,59 @@ func ClientKinds() []string {
 	return out
 }
 
-// Found reports whether a run's verdict is a finding: two clients held the lock at once. That is
-// worse than any design's best (mutual exclusion kept); fencing may still have kept the data
-// (rescued), which the finding's outcome says.
-func Found(v checker.Verdict) bool { return len(v.MutualExclusion.Windows) > 0 }
+// What a hunt looks for (--find), as the class of double ownership a run must show, or more
+// serious: a broken promise (the default: a bug of the lock's own), double ownership a fault on
+// the servers explains (a weakness of the design), or any double ownership at all (a holder that
+// outlived its promise, K2, included).
+const (
+	FindBroken    = checker.ClassBroken
+	FindExplained = checker.ClassExplained
+	FindAny       = checker.WindowClass("")
+)
 
-// FirstViolation is the offset of the earliest double-ownership window from the run's start.
-func FirstViolation(v checker.Verdict) (time.Duration, bool) {
-	w := v.MutualExclusion.Windows
-	if len(w) == 0 {
-		return 0, false
+// Finds are the values --find takes, most serious first.
+var Finds = []string{string(FindBroken), string(FindExplained), "any"}
+
+// ParseFind reads a --find value.
+func ParseFind(s string) (checker.WindowClass, error) {
+	switch s {
+	case string(FindBroken), string(FindExplained):
+		return checker.WindowClass(s), nil
+	case "any":
+		return FindAny, nil
 	}
-	first := w[0].Offset
-	for _, x := range w {
-		first = min(first, x.Offset)
+	return "", fmt.Errorf("--find %q: valid finds: %s", s, strings.Join(Finds, ", "))
+}
+
+// FindWords names a find for messages: "a broken promise", "any double ownership".
+func FindWords(find checker.WindowClass) string {
+	switch find {
+	case FindBroken:
+		return "a broken promise"
+	case FindExplained:
+		return "double ownership a fault on the servers explains, or worse"
 	}
-	return first, true
+	return "any double ownership"
+}
+
+// Found reports whether a run's verdict shows find: a window of double ownership of that class or
+// a more serious one (of any class, for FindAny). Fencing may still have kept the data (rescued),
+// which the finding's outcome says.
+func Found(v checker.Verdict, find checker.WindowClass) bool {
+	_, ok := FirstViolation(v, find)
+	return ok
+}
+
+// FirstViolation is the offset from the run's start of the earliest window that shows find.
+func FirstViolation(v checker.Verdict, find checker.WindowClass) (time.Duration, bool) {
+	found, first := false, time.Duration(0)
+	for _, w := range v.MutualExclusion.Windows {
+		if find != FindAny && w.Class != find && !w.Class.Worse(find) {
+			continue
+		}
+		if !found || w.Offset < first {
+			found, first = true, w.Offset
+		}
+	}
+	return first, found
 }

@@ -7,7 +7,9 @@ package locks
 // earlier than it was sent, and the session lasts its timeout from then. The first exchange on a
 // connection establishes the session, or takes it up again after a reconnection: its answer
 // gives the session's id and the timeout the server granted, or a timeout of 0 when the session
-// has expired. A lock library's own code never needs to say any of this.
+// has expired. A lock library's own code never needs to say any of this. A busy session makes
+// many requests: one renewal per tenth of its timeout is reported, which shortens what the history
+// shows of the session's life by that tenth at most (a renewal left out only promises less).
 //
 // The adapters of Go libraries at a version (adapters/_go) use a copy of this file: they are
 // built with the standard library only (a test keeps the two the same).
@@ -36,6 +38,7 @@ type zkRenewalConn struct {
 	sent        map[int32][]int64 // when each request still unanswered was written, by xid
 	session     string            // "session 1000a2b3c4d0001", once the server said
 	lease       time.Duration     // the session timeout the server granted
+	reported    int64             // when the last renewal reported was asked
 	wroteFirst  bool              // the connect request was written
 }
 
@@ -118,11 +121,16 @@ func (c *zkRenewalConn) Read(b []byte) (int, error) {
 		got = append(got, renewal{q[0], code != zkSessionExpired})
 	}
 	session, lease := c.session, c.lease
-	c.mu.Unlock()
+	var due []renewal
 	for _, r := range got {
-		if session != "" && (lease > 0 || !r.ok) {
-			c.report(r.asked, now, r.ok, session, lease)
+		if session != "" && (!r.ok || lease > 0 && r.asked >= c.reported+int64(lease/10)) {
+			due = append(due, r)
+			c.reported = r.asked
 		}
+	}
+	c.mu.Unlock()
+	for _, r := range due {
+		c.report(r.asked, now, r.ok, session, lease)
 	}
 	return n, err
 }

@@ -23,14 +23,19 @@ const (
 	Unsafe              = checker.Unsafe
 	Stuck               = checker.Stuck
 	Inconclusive        = checker.Inconclusive
+	Broken              = checker.Broken
 	NA           Status = "n/a"   // the fault does not apply to the design
 	Error        Status = "error" // the harness failed; nothing was judged
 )
 
 // Outcome is one judged run of a cell.
 type Outcome struct {
-	Status   Status        `json:"status"`
-	Windows  int           `json:"double_ownership_windows"`
+	Status  Status `json:"status"`
+	Windows int    `json:"double_ownership_windows"`
+	// Class is the most serious class of its windows of double ownership (checker.WindowClass):
+	// a holder outlived its promise, a fault on the servers explains it, or the lock broke its
+	// promise; "" without windows, or in a history that records no promises.
+	Class    checker.WindowClass `json:"class,omitempty"`
 	Overlap  time.Duration `json:"overlap_ns"`
 	Lost     int           `json:"unfenced_lost_updates"`
 	Rescuers []string      `json:"rescued_by,omitempty"` // fenced registers that stayed linearizable with nothing lost
@@ -58,7 +63,8 @@ type Outcome struct {
 // Classify turns a verdict into a cell outcome with the checker's rule (checker.Judge).
 func Classify(v checker.Verdict, hasToken bool) Outcome {
 	j := checker.Judge(v)
-	o := Outcome{Status: j.Outcome, Windows: len(v.MutualExclusion.Windows), Overlap: v.MutualExclusion.TotalOverlap,
+	o := Outcome{Status: j.Outcome, Windows: len(v.MutualExclusion.Windows), Class: v.MutualExclusion.Worst(),
+		Overlap: v.MutualExclusion.TotalOverlap,
 		Lost: v.Registers[resource.Unfenced].LostUpdates, Rescuers: j.Rescuers, Failed: j.Failed, Stuck: v.Liveness.Stuck,
 		FailedReleases: v.Collateral.FailedReleases, LegitRejections: v.Collateral.LegitRejections, TokenAnomalies: v.Collateral.TokenAnomalies,
 		Acquisitions: v.Liveness.Acquisitions, Starved: len(v.Liveness.StarvedClients()), RefusedShare: v.Liveness.RefusedShare,
@@ -170,6 +176,10 @@ func (c Cell) Label() string {
 			s += " (" + o.damageKinds() + ")"
 		case Starved:
 			s += " (" + o.starvedKinds() + ")"
+		case Unsafe, Rescued:
+			if o.Class != "" { // why it is unsafe: a holder outlived its promise, or a server fault
+				s += ", " + string(o.Class)
+			}
 		}
 		break
 	}
@@ -180,7 +190,9 @@ func (c Cell) Label() string {
 }
 
 // Meets reports whether the cell satisfies a gate: its status is require or better in the strict
-// order safe < damaged < starved < rescued < stuck < inconclusive < unsafe (checker.Outcomes). n/a cells
+// order safe < damaged < starved < rescued < stuck < inconclusive < unsafe < broken
+// (checker.Outcomes): --require unsafe passes a holder outliving its lease and fails a broken
+// promise. n/a cells
 // always pass; errors never do; without a gate (require "") every other cell passes.
 func (c Cell) Meets(require Status) bool {
 	switch {

@@ -30,8 +30,10 @@ func Worse(a, b Cell) (string, bool) {
 // original of a mutant, the last release, the previous version of a library) under the same fault:
 //   - a worse status (in checker.Outcomes' strict order) than the worst run of b;
 //   - a register that lost data (or was not linearizable) in some run of a and in no run of b;
-//   - with the same status, harm of a kind b never showed (failed releases, rightful accesses
-//     refused, token anomalies, unfair overtakes), or fencing that kept fewer registers correct;
+//   - with the same status, a more serious class of double ownership than any run of b showed
+//     (checker.WindowClass: a server fault's where b's holders only outlived their promises),
+//     harm of a kind b never showed (failed releases, rightful accesses refused, token
+//     anomalies, unfair overtakes), or fencing that kept fewer registers correct;
 //   - whatever the statuses, more of something bad than run-to-run noise explains (magnitudes):
 //     double-ownership windows and overlap per 1,000 acquisitions, unfenced updates lost per 1,000
 //     acquisitions, stuck time, starved clients, the share of the run askers were refused, unfair
@@ -60,6 +62,9 @@ func Regressions(a, b Cell) []string {
 		out = append(out, fmt.Sprintf("%s lost data the baseline kept (%s, not %s)", strings.Join(lost, ", "), a.Label(), b.Label()))
 	}
 	if ra == rb {
+		if ca, cb := worstClass(a), worstClass(b); ca.Worse(cb) {
+			out = append(out, fmt.Sprintf("%s, a class of double ownership its baseline never showed (%s, not %s)", a.Label(), ca, orNone(cb)))
+		}
 		if extra := newDamage(a, b); extra != "" {
 			out = append(out, fmt.Sprintf("%s, with %s", a.Label(), extra))
 		}
@@ -71,6 +76,24 @@ func Regressions(a, b Cell) []string {
 		}
 	}
 	return append(out, magnitudes(a, b)...)
+}
+
+// worstClass is the most serious class of double ownership among the runs of c.
+func worstClass(c Cell) checker.WindowClass {
+	var worst checker.WindowClass
+	for _, o := range c.Outcomes {
+		if o.Class.Worse(worst) {
+			worst = o.Class
+		}
+	}
+	return worst
+}
+
+func orNone(c checker.WindowClass) string {
+	if c == "" {
+		return "none"
+	}
+	return string(c)
 }
 
 // worstStatus is the worst status among the judged runs of c (its own status without runs).

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/resource"
 )
 
@@ -16,6 +17,11 @@ func cellOf(s Status, rescuers ...string) Cell {
 
 func withDamage(c Cell, failedReleases, refused int) Cell {
 	c.Outcomes[0].FailedReleases, c.Outcomes[0].LegitRejections = failedReleases, refused
+	return c
+}
+
+func withClass(c Cell, class checker.WindowClass) Cell {
+	c.Outcomes[0].Class = class
 	return c
 }
 
@@ -47,6 +53,11 @@ func TestWorse(t *testing.T) {
 		{"damaged where the original was safe", cellOf(Damaged), cellOf(Safe), true},
 		{"data lost where the original's overlap lost none", withFailed(cellOf(Rescued, resource.FencedRW), resource.Unfenced), cellOf(Unsafe), true},
 		{"the same registers failed", withFailed(cellOf(Unsafe), resource.Unfenced), withFailed(cellOf(Unsafe), resource.Unfenced), false},
+		{"broken where the original was unsafe", cellOf(Broken), withClass(cellOf(Unsafe), checker.ClassOutlived), true},
+		{"unsafe by a server fault where the original only outlived its promise",
+			withClass(cellOf(Unsafe), checker.ClassExplained), withClass(cellOf(Unsafe), checker.ClassOutlived), true},
+		{"unsafe by a holder outliving its promise, as the original", withClass(cellOf(Unsafe), checker.ClassOutlived),
+			withClass(cellOf(Unsafe), checker.ClassOutlived), false},
 		{"a harness error judges nothing", cellOf(Error), cellOf(Safe), false},
 		{"inconclusive judges nothing", cellOf(Inconclusive), cellOf(Safe), false},
 		{"n/a judges nothing", Cell{Status: NA}, cellOf(Safe), false},

@@ -56,7 +56,7 @@ func overviewJSON(r *run) (string, error) {
 	for _, w := range r.judged.Verdict.MutualExclusion.Windows {
 		end := w.Start + int64(w.Length)
 		d.Overlaps = append(d.Overlaps, []any{unit(w.Start), unit(end), w.Clients[0], w.Clients[1],
-			checker.Human(w.Length), r.windowAt(w.Start, end)})
+			checker.Human(w.Length), r.windowAt(w.Start, end), string(w.Class), w.Why})
 	}
 	d.Counts.Overlaps = len(d.Overlaps)
 	kinds := map[string]int{}

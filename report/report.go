@@ -93,6 +93,7 @@ type pageFields struct {
 	Matches                       bool
 	Mismatches                    []checker.Mismatch
 	FaultKinds                    []faultKind
+	Classed                       bool // the windows of double ownership have classes (promises recorded)
 	Timeline, Latency, Throughput template.HTML
 	Registers                     []registerRow
 	Fairness                      []fairnessRow // fairness.go
@@ -176,6 +177,7 @@ func pageData(r *run) (*pageFields, error) {
 		}
 	}
 	d.Fairness, d.FairnessTotal, d.Promised = fairnessRows(v), fairnessTotal(v), v.Fairness.Promised
+	d.Classed = v.MutualExclusion.Worst() != ""
 	d.Collateral, d.CollateralTotal = collateralRows(v.Collateral), collateralTotal(v.Collateral)
 	seen := map[string]bool{}
 	for _, f := range r.faults {

@@ -269,10 +269,16 @@ func (tl *timeline) overlaps(markY float64) {
 		width := math.Max(x1-x0, 2)
 		tip := fmt.Sprintf("DOUBLE OWNERSHIP\n%s and %s both believed they held the lock\n%s → %s (%s)",
 			w.Clients[0], w.Clients[1], r.offset(w.Start), r.offset(w.Start+int64(w.Length)), checker.Human(w.Length))
-		fmt.Fprintf(b, `<rect class="overlap-mark" x="%.2f" y="%.1f" width="%.2f" height="%.0f" data-tip="%s"/>`, x0, markY+1, width, tlMarkRow-2, esc(tip))
+		if w.Class != "" {
+			tip += "\n" + strings.ToUpper(string(w.Class)) + ": " + w.Why
+		}
+		class := strings.TrimSpace(" " + string(w.Class))
+		fmt.Fprintf(b, `<rect class="overlap-mark %s" x="%.2f" y="%.1f" width="%.2f" height="%.0f" data-tip="%s"/>`, class, x0, markY+1, width,
+			tlMarkRow-2, esc(tip))
 		for _, c := range w.Clients {
 			if y, ok := tl.laneTop[c]; ok {
-				fmt.Fprintf(b, `<rect class="overlap" x="%.2f" y="%.1f" width="%.2f" height="%.0f" data-tip="%s"/>`, x0, y-1, width, tlHoldH+2, esc(tip))
+				fmt.Fprintf(b, `<rect class="overlap %s" x="%.2f" y="%.1f" width="%.2f" height="%.0f" data-tip="%s"/>`, class, x0, y-1, width,
+					tlHoldH+2, esc(tip))
 			}
 		}
 	}

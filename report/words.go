@@ -9,7 +9,8 @@ type headline struct {
 }
 
 func verdictHeadline(v checker.Verdict) headline {
-	class := map[checker.Outcome]string{checker.Safe: "safe", checker.Damaged: "damaged", checker.Starved: "damaged", checker.Rescued: "unsafe", checker.Unsafe: "unsafe"}[checker.Judge(v).Outcome]
+	class := map[checker.Outcome]string{checker.Safe: "safe", checker.Damaged: "damaged", checker.Starved: "damaged", checker.Rescued: "unsafe", checker.Unsafe: "unsafe",
+		checker.Broken: "unsafe"}[checker.Judge(v).Outcome]
 	if class == "" {
 		class = "unknown"
 	}

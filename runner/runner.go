@@ -13,8 +13,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"time"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/proc"
 	"github.com/lockcheck/lockcheck/locks"
@@ -44,6 +47,10 @@ type Options struct {
 	// the lock at once: a search for the first violation need not run on. Not for read/write
 	// designs, whose readers share the lock.
 	StopAfterOverlap time.Duration
+	// StopOn, with StopAfterOverlap, ends the run only at a window of this class or a more
+	// serious one (checker.WindowClass): a hunt for broken promises runs on past the windows of
+	// holders that outlived theirs. "": at any window.
+	StopOn checker.WindowClass
 }
 
 // ErrInterrupted marks a run cut short by its context (Ctrl-C). Its history is still judged.
@@ -145,6 +152,10 @@ type run struct {
 
 	hw      *history.Writer
 	record  func(history.Event)
+	// seen keeps the history in memory too, when the run stops at a class of window
+	// (Options.StopOn), which is judged on the events so far.
+	seenMu sync.Mutex
+	seen   []history.Event
 	svc     *servers
 	nem     *nemesis.Nemesis
 	clients *clients
@@ -167,6 +178,17 @@ func open(sc *scenarios.Scenario, dir string, o Options) (*run, error) {
 	r.record = r.hw.Append
 	if o.OnEvent != nil {
 		r.record = func(e history.Event) { r.hw.Append(e); o.OnEvent(e) }
+	}
+	if o.StopOn != "" && o.StopAfterOverlap > 0 {
+		write := r.record
+		r.record = func(e history.Event) {
+			write(e)
+			if e.Process != history.Resource {
+				r.seenMu.Lock()
+				r.seen = append(r.seen, e.Clone())
+				r.seenMu.Unlock()
+			}
+		}
 	}
 	return r, nil
 }
@@ -240,7 +262,7 @@ func (r *run) runClients(ctx context.Context) error {
 	if r.o.StopAfterOverlap > 0 && !r.sc.Design().ReadWrite {
 		watch, stopWatching := context.WithCancel(ctx)
 		defer stopWatching()
-		overlap = afterOverlap(watch, r.nem.State(), r.o.StopAfterOverlap)
+		overlap = afterOverlap(watch, r.nem.State(), r.o.StopAfterOverlap, r.serious)
 	}
 	select {
 	case <-overlap:
@@ -319,7 +341,7 @@ func (r *run) end(err error) error {
 // afterOverlap fires once state shows two clients' holds overlapping. Two holders at once, as the
 // events arrive, are a suspicion (one client's release may still be in its pipe): after grace,
 // the events of that moment have arrived and their times decide.
-func afterOverlap(ctx context.Context, state *nemesis.LockState, grace time.Duration) <-chan time.Time {
+func afterOverlap(ctx context.Context, state *nemesis.LockState, grace time.Duration, serious func() bool) <-chan time.Time {
 	fire := make(chan time.Time, 1)
 	go func() {
 		for {
@@ -330,7 +352,7 @@ func afterOverlap(ctx context.Context, state *nemesis.LockState, grace time.Dura
 				case <-ctx.Done():
 					return
 				}
-				if state.Overlapping() {
+				if state.Overlapping() && serious() {
 					fire <- time.Now()
 					return
 				}
@@ -343,6 +365,19 @@ func afterOverlap(ctx context.Context, state *nemesis.LockState, grace time.Dura
 		}
 	}()
 	return fire
+}
+
+// serious reports whether the history so far shows a window of double ownership of the class the
+// run stops on (Options.StopOn), or of any class when it names none.
+func (r *run) serious() bool {
+	if r.o.StopOn == "" {
+		return true
+	}
+	r.seenMu.Lock()
+	events := slices.Clone(r.seen)
+	r.seenMu.Unlock()
+	worst := checker.DoubleOwnership(events).Worst()
+	return worst == r.o.StopOn || worst.Worse(r.o.StopOn)
 }
 
 // clientTarget is a client as the nemesis sees it: a process to pause or kill, and a clock.

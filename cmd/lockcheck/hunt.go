@@ -22,25 +22,33 @@ func newHuntCommand() *cobra.Command {
 	var runs int
 	var seed int64
 	var faults []string
-	var resultsDir, mode string
+	var resultsDir, mode, findFlag string
 	var noShrink bool
 	var sc shrinkConfig
 	cmd := &cobra.Command{
 		Use: "hunt LOCK",
-		Short: "Hunt a lock for double ownership under faults aimed where they matter, seed after seed, and shrink " +
+		Short: "Hunt a lock for broken promises under faults aimed where they matter, seed after seed, and shrink " +
 			"what it finds (exit 0: nothing found, 1: found, 2: harness error)",
 		Long: `Run hunt-mode random packages (docs/HUNTING.md) against a lock on its service, seed after
-seed, until a run shows two clients holding the lock at once or the budget (--for, --runs) is
-spent. LOCK is a design's name (lockcheck list), a library at a version (redsync@v4.0.3) or a
-design file (my-lock.yaml).
+seed, until a run shows what it looks for (--find) or the budget (--for, --runs) is spent. LOCK
+is a design's name (lockcheck list), a library at a version (redsync@v4.0.3) or a design file
+(my-lock.yaml).
 
-Each run: four clients, 50 ms holds, a 400 ms lease (or the service's shortest), one package
-that aims each fault at the holder, a waiter or the overtaken client, at the moments they can
-matter, for 1.2–3 TTLs; it stops shortly after the first double ownership. A progress line per
-run gives the runs, the faults applied so far and the best finding.
+By default it looks for a broken promise: two clients told they held the lock at the same
+time, with no fault on the lock's servers to explain it — a bug of the lock's own. A holder that
+outlived its promise (frozen or cut off past its lease: K2, the limit of every lease, which
+fencing is for) and double ownership a fault on the servers explains are counted and shown, not
+a find (--find explained, or any, to hunt for those too).
 
-What it finds is shrunk at once (lockcheck shrink; --no-shrink to skip): the run folder gets
-shrunk.yaml, the smallest schedule found that breaks the lock every time.`,
+Each run: four clients, a 400 ms lease (or the service's shortest), 50 ms holds (for designs
+that renew, holds that outlast the lease and its slack, so that a waiter frozen past its own can
+see the holder let go), one package that aims each fault at the holder, a waiter or the
+overtaken client, at the moments they can matter, for 1.2–3 TTLs; it stops shortly after the
+first find. A progress line per run gives the runs, the faults applied so far and the best
+finding.
+
+What it finds is shrunk at once (lockcheck shrink; --no-shrink to skip), keeping its class:
+the run folder gets shrunk.yaml, the smallest schedule found that shows it every time.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if budget <= 0 && runs <= 0 {
@@ -49,6 +57,11 @@ shrunk.yaml, the smallest schedule found that breaks the lock every time.`,
 			if each <= 0 {
 				return &exitError{exitHarness, fmt.Errorf("--each %s: must be positive", each)}
 			}
+			find, err := hunt.ParseFind(findFlag)
+			if err != nil {
+				return &exitError{exitHarness, err}
+			}
+			sc.find = findFlag
 			spec := hunt.Spec{Lock: args[0], Faults: faults, Within: each, Mode: mode}
 			if _, err := hunt.Scenario(spec); err != nil {
 				return &exitError{exitHarness, fmt.Errorf("%w (faults a hunt draws: %s)", err, strings.Join(hunt.ClientKinds(), ", "))}
@@ -60,12 +73,13 @@ shrunk.yaml, the smallest schedule found that breaks the lock every time.`,
 			if len(faults) == 0 {
 				faults = hunt.DefaultFaults
 			}
-			fmt.Fprintf(out, "hunt %s under %s (%s mode): each run up to %s, budget %s\n",
-				args[0], strings.Join(faults, ", "), mode, each, budgetWords(budget, runs))
+			fmt.Fprintf(out, "hunt %s for %s under %s (%s mode): each run up to %s, budget %s\n",
+				args[0], hunt.FindWords(find), strings.Join(faults, ", "), mode, each, budgetWords(budget, runs))
 			ctx := cmd.Context()
 			started := time.Now()
 			var drawn atomic.Int64
-			opts := runner.Options{ResultsDir: resultsDir, Logger: logger(cmd), StopAfterOverlap: 300 * time.Millisecond,
+			var seen windowCounts // double ownership that is not a find
+			opts := runner.Options{ResultsDir: resultsDir, Logger: logger(cmd), StopAfterOverlap: 300 * time.Millisecond, StopOn: find,
 				OnEvent: func(e history.Event) {
 					if e.Process == history.Nemesis && e.Type == history.Invoke {
 						drawn.Add(1)
@@ -88,13 +102,14 @@ shrunk.yaml, the smallest schedule found that breaks the lock every time.`,
 				if err != nil {
 					return &exitError{exitHarness, err}
 				}
-				at, found := hunt.FirstViolation(res.Verdict)
+				at, found := hunt.FirstViolation(res.Verdict, find)
 				best := "none yet"
 				if found {
-					best = fmt.Sprintf("%s, two holders %s into seed %d", checker.Judge(res.Verdict).Outcome, at.Round(10*time.Millisecond), spec.Seed)
+					best = fmt.Sprintf("%s, %s %s into seed %d", res.Verdict.Outcome, hunt.FindWords(find), at.Round(10*time.Millisecond), spec.Seed)
 				}
-				fmt.Fprintf(out, "run %d (seed %d): %d fault(s) applied so far, %s elapsed; best finding: %s\n",
-					n, spec.Seed, drawn.Load(), time.Since(started).Round(time.Second), best)
+				seen.add(res.Verdict.MutualExclusion)
+				fmt.Fprintf(out, "run %d (seed %d): %d fault(s) applied so far, %s elapsed; %s; best finding: %s\n",
+					n, spec.Seed, drawn.Load(), time.Since(started).Round(time.Second), seen, best)
 				if !found {
 					_ = os.RemoveAll(res.Dir) // a run that found nothing is not worth keeping
 					continue
@@ -112,7 +127,7 @@ shrunk.yaml, the smallest schedule found that breaks the lock every time.`,
 				}
 				return &exitError{exitMismatch, nil}
 			}
-			fmt.Fprintf(out, "nothing found: %d fault(s) applied in %s\n", drawn.Load(), time.Since(started).Round(time.Second))
+			fmt.Fprintf(out, "nothing found: %d fault(s) applied in %s; %s\n", drawn.Load(), time.Since(started).Round(time.Second), seen)
 			return nil
 		},
 	}
@@ -127,8 +142,38 @@ shrunk.yaml, the smallest schedule found that breaks the lock every time.`,
 	f.StringVar(&mode, "mode", nemesis.ModeHunt, "how the package aims its faults: hunt (at the holder, a waiter, the overtaken) or random "+
 		"(Jepsen's style: any client at any moment; more faults before a find, for shrinking to cut)")
 	f.BoolVar(&noShrink, "no-shrink", false, "do not shrink what is found")
+	f.StringVar(&findFlag, "find", string(hunt.FindBroken), "what a run must show to be a find: "+strings.Join(hunt.Finds, ", ")+
+		" (broken: the lock told two clients they held it at once, no fault on its servers explaining it; explained: that, or "+
+		"double ownership a server fault explains; any: any double ownership, a holder outliving its lease included)")
 	sc.flags(cmd)
 	return cmd
+}
+
+// windowCounts counts the windows of double ownership a hunt saw, by class.
+type windowCounts struct{ runs, outlived, explained, broken, unclassed int }
+
+func (w *windowCounts) add(m checker.MutualExclusion) {
+	if len(m.Windows) > 0 {
+		w.runs++
+	}
+	w.outlived += m.Outlived
+	w.explained += m.Explained
+	w.broken += m.Broken
+	if !m.PromisesRecorded {
+		w.unclassed += len(m.Windows)
+	}
+}
+
+func (w windowCounts) String() string {
+	if w.runs == 0 {
+		return "no double ownership"
+	}
+	s := fmt.Sprintf("double ownership in %d run(s): %d window(s) a holder outlived its promise (K2), %d explained by a server fault, "+
+		"%d broken promise(s)", w.runs, w.outlived, w.explained, w.broken)
+	if w.unclassed > 0 {
+		s += fmt.Sprintf(", %d not classified", w.unclassed)
+	}
+	return s
 }
 
 func budgetWords(budget time.Duration, runs int) string {

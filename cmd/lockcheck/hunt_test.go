@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history/synth"
+	"github.com/lockcheck/lockcheck/hunt"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/shrink"
@@ -108,9 +110,10 @@ func TestShrunkTextLoadsBack(t *testing.T) {
 	for _, c := range []struct {
 		shown int
 		every bool
-	}{{10, true}, {7, false}} {
+		find  checker.WindowClass
+	}{{10, true, hunt.FindAny}, {7, false, hunt.FindAny}, {10, true, hunt.FindBroken}, {7, false, hunt.FindBroken}} {
 		path := filepath.Join(t.TempDir(), "shrunk.yaml")
-		text, err := shrunkText(res, "results/hunt-set-nx-px-pause-hunt/20261125T181413.198", path, c.shown, 10, time.Minute, true)
+		text, err := shrunkText(res, "results/hunt-set-nx-px-pause-hunt/20261125T181413.198", path, c.shown, 10, time.Minute, true, c.find)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,6 +130,14 @@ func TestShrunkTextLoadsBack(t *testing.T) {
 		}
 		if c.every != (got.Expect.MutualExclusion == "violated") || c.every != (got.Sometimes == nil) {
 			t.Errorf("%d of 10: expect %+v, sometimes %+v", c.shown, got.Expect, got.Sometimes)
+		}
+		// A broken promise shrinks to a scenario that expects a broken promise, not just two holders.
+		promises := got.Expect.Promises
+		if got.Sometimes != nil {
+			promises = got.Sometimes.Expect.Promises
+		}
+		if (c.find == hunt.FindBroken) != (promises == "broken") {
+			t.Errorf("shrunk for %q: promises %q", c.find, promises)
 		}
 	}
 }

@@ -28,6 +28,7 @@ const ShrunkFile = "shrunk.yaml"
 type shrinkConfig struct {
 	k, trials, check int
 	keep             bool
+	find             string // the class of double ownership to keep (--find; "": the run's worst)
 	logger           *slog.Logger
 	verbose          bool
 }
@@ -38,6 +39,10 @@ func (c *shrinkConfig) flags(cmd *cobra.Command) {
 	f.IntVar(&c.trials, "trials", 60, "at most this many trial runs")
 	f.IntVar(&c.check, "check", 10, "runs of the result that measure how often it reproduces (written in shrunk.yaml)")
 	f.BoolVar(&c.keep, "keep-trials", false, "keep the trial runs' folders (in RUN_FOLDER/shrink-trials)")
+	if cmd.Flags().Lookup("find") == nil { // hunt has its own, which the shrink of its find keeps
+		f.StringVar(&c.find, "find", "", "what every trial must show: "+strings.Join(hunt.Finds, ", ")+
+			" (default: the run's most serious class of double ownership, so a broken promise shrinks to a broken promise)")
+	}
 }
 
 func newShrinkCommand() *cobra.Command {
@@ -95,22 +100,27 @@ func shrinkRun(ctx context.Context, dir string, c shrinkConfig, out io.Writer) (
 	if sc == nil {
 		return "", &exitError{exitHarness, fmt.Errorf("%s: no %s: the run's scenario is needed to replay it", dir, runner.ScenarioFile)}
 	}
-	if !hunt.Found(v) {
-		return "", &exitError{exitHarness, fmt.Errorf("%s: the history shows no double ownership: nothing to shrink", dir)}
+	find := v.MutualExclusion.Worst()
+	if c.find != "" {
+		if find, err = hunt.ParseFind(c.find); err != nil {
+			return "", &exitError{exitHarness, err}
+		}
+	}
+	if !hunt.Found(v, find) {
+		return "", &exitError{exitHarness, fmt.Errorf("%s: the history shows no %s: nothing to shrink", dir, hunt.FindWords(find))}
 	}
 	events, err := history.ReadFile(filepath.Join(dir, runner.HistoryFile))
 	if err != nil {
 		return "", &exitError{exitHarness, err}
 	}
-	first := v.MutualExclusion.Windows[0].Start
-	for _, w := range v.MutualExclusion.Windows {
-		first = min(first, w.Start)
-	}
+	at, _ := hunt.FirstViolation(v, find)
+	first := v.RunStart + int64(at)
 	rep, err := shrink.FromRun(sc, events, first)
 	if err != nil {
 		return "", &exitError{exitHarness, err}
 	}
-	fmt.Fprintf(out, "shrink %s: %d fault(s) before the first double ownership (%d after it left out)\n", dir, rep.Applied, rep.Later)
+	fmt.Fprintf(out, "shrink %s: %d fault(s) before the first %s (%d after it left out); every trial must show it\n", dir, rep.Applied,
+		hunt.FindWords(find), rep.Later)
 
 	trials := filepath.Join(dir, "shrink-trials")
 	if !c.keep {
@@ -122,14 +132,15 @@ func shrinkRun(ctx context.Context, dir string, c shrinkConfig, out io.Writer) (
 		trials = tmp
 	}
 	trial := func(ctx context.Context, s *scenarios.Scenario) (bool, error) {
-		res, err := runner.Run(ctx, s, runner.Options{ResultsDir: trials, Logger: c.logger, StopAfterOverlap: 300 * time.Millisecond})
+		res, err := runner.Run(ctx, s, runner.Options{ResultsDir: trials, Logger: c.logger, StopAfterOverlap: 300 * time.Millisecond,
+			StopOn: find})
 		if err != nil {
 			return false, err
 		}
 		if !c.keep {
 			_ = os.RemoveAll(res.Dir)
 		}
-		return hunt.Found(res.Verdict), nil
+		return hunt.Found(res.Verdict, find), nil
 	}
 	o := shrink.Options{K: c.k, MaxTrials: c.trials}
 	if c.verbose {
@@ -175,7 +186,7 @@ func shrinkRun(ctx context.Context, dir string, c shrinkConfig, out io.Writer) (
 		return "", &exitError{exitMismatch, nil}
 	}
 	path := filepath.Join(dir, ShrunkFile)
-	text, err := shrunkText(res, dir, path, shown, c.check, took, anchored)
+	text, err := shrunkText(res, dir, path, shown, c.check, took, anchored, find)
 	if err != nil {
 		return "", &exitError{exitHarness, err}
 	}
@@ -186,16 +197,24 @@ func shrinkRun(ctx context.Context, dir string, c shrinkConfig, out io.Writer) (
 	return path, nil
 }
 
-// shrunkText is the shrunk scenario as a file: a regression test that expects the violation.
-func shrunkText(res shrink.Result, from, path string, shown, runs int, took time.Duration, anchored bool) ([]byte, error) {
+// shrunkText is the shrunk scenario as a file: a regression test that expects the violation, of
+// the class it was shrunk for.
+func shrunkText(res shrink.Result, from, path string, shown, runs int, took time.Duration, anchored bool,
+	find checker.WindowClass) ([]byte, error) {
 	s := *res.Scenario
 	s.Name, s.Path = "shrunk-"+strings.TrimPrefix(s.Name, "shrunk-"), path
 	s.Claims, s.Supports, s.Finding, s.Sometimes = nil, "", "", nil
-	s.Expect = checker.Expect{MutualExclusion: "violated"}
+	want, what := checker.Expect{MutualExclusion: "violated"}, "two clients held the lock at once"
+	switch find {
+	case hunt.FindBroken:
+		want.Promises, what = "broken", "the lock broke its promise: two clients held it at once, and no fault on its servers explains it"
+	case hunt.FindExplained:
+		what = "two clients held the lock at once, a fault on its servers explaining it or worse"
+	}
+	s.Expect = want
 	if shown < runs { // not every run: a rate to check, not an outcome to expect (SCENARIOS.md, sometimes)
 		s.Expect = checker.Expect{}
-		s.Sometimes = &scenarios.Sometimes{What: "two clients held the lock at once", Expect: checker.Expect{MutualExclusion: "violated"},
-			Rate: fmt.Sprintf("%d/%d", shown, runs), Tolerance: 0.2}
+		s.Sometimes = &scenarios.Sometimes{What: what, Expect: want, Rate: fmt.Sprintf("%d/%d", shown, runs), Tolerance: 0.2}
 	}
 	s.Description = fmt.Sprintf("Shrunk by lockcheck shrink from run %s (%d → %d faults): %s. Two clients then hold the lock at once "+
 		"(in %d of %d runs when it was shrunk).", filepath.Base(from), res.Before, res.After, shrink.Describe(res.Scenario), shown, runs)

@@ -104,8 +104,9 @@
         if (o[1] < from || o[0] > to) { return; }
         overlaps++;
         var x0 = x(o[0]), w = Math.max(x(o[1]) - x0, 2);
-        var tipText = "DOUBLE OWNERSHIP\n" + o[2] + " and " + o[3] + " both believed they held the lock\n" + when(o[0]) + " → " + when(o[1]) + " (" + o[4] + ")" + (o[5] ? "\n(click: its detail window)" : "");
-        var rect = '<rect class="overlap-mark" x="' + x0.toFixed(2) + '" y="' + (markY + 1) + '" width="' + w.toFixed(2) + '" height="' + (MARK_ROW - 2) + '" data-tip="' + esc(tipText) + '"/>';
+        var tipText = "DOUBLE OWNERSHIP\n" + o[2] + " and " + o[3] + " both believed they held the lock\n" + when(o[0]) + " → " + when(o[1]) + " (" + o[4] + ")" +
+          (o[6] ? "\n" + o[6].toUpperCase() + ": " + o[7] : "") + (o[5] ? "\n(click: its detail window)" : "");
+        var rect = '<rect class="overlap-mark ' + (o[6] || "") + '" x="' + x0.toFixed(2) + '" y="' + (markY + 1) + '" width="' + w.toFixed(2) + '" height="' + (MARK_ROW - 2) + '" data-tip="' + esc(tipText) + '"/>';
         out.push(o[5] ? '<a href="#' + o[5] + '">' + rect + "</a>" : rect);
       });
       // Lanes: the holds one by one when few enough are in view, else how much of each slice of

@@ -224,7 +224,7 @@ func runOnce(ctx context.Context, c config, exe, design, fault, mode string, see
 	if !c.keep {
 		_ = os.RemoveAll(res.Dir)
 	}
-	first, found := hunt.FirstViolation(res.Verdict)
+	first, found := hunt.FirstViolation(res.Verdict, hunt.FindAny)
 	return first, found, nil
 }
 
