@@ -36,11 +36,11 @@ type Outcome struct {
 	// a holder outlived its promise, a fault on the servers explains it, or the lock broke its
 	// promise; "" without windows, or in a history that records no promises.
 	Class    checker.WindowClass `json:"class,omitempty"`
-	Overlap  time.Duration `json:"overlap_ns"`
-	Lost     int           `json:"unfenced_lost_updates"`
-	Rescuers []string      `json:"rescued_by,omitempty"` // fenced registers that stayed linearizable with nothing lost
-	Failed   []string      `json:"failed_registers,omitempty"`
-	Stuck    bool          `json:"stuck"`
+	Overlap  time.Duration       `json:"overlap_ns"`
+	Lost     int                 `json:"unfenced_lost_updates"`
+	Rescuers []string            `json:"rescued_by,omitempty"` // fenced registers that stayed linearizable with nothing lost
+	Failed   []string            `json:"failed_registers,omitempty"`
+	Stuck    bool                `json:"stuck"`
 	// Collateral damage to legitimate holders (checker.Collateral).
 	FailedReleases  int `json:"failed_releases,omitempty"`
 	LegitRejections int `json:"legit_rejections,omitempty"`
@@ -65,7 +65,7 @@ func Classify(v checker.Verdict, hasToken bool) Outcome {
 	j := checker.Judge(v)
 	o := Outcome{Status: j.Outcome, Windows: len(v.MutualExclusion.Windows), Class: v.MutualExclusion.Worst(),
 		Overlap: v.MutualExclusion.TotalOverlap,
-		Lost: v.Registers[resource.Unfenced].LostUpdates, Rescuers: j.Rescuers, Failed: j.Failed, Stuck: v.Liveness.Stuck,
+		Lost:    v.Registers[resource.Unfenced].LostUpdates, Rescuers: j.Rescuers, Failed: j.Failed, Stuck: v.Liveness.Stuck,
 		FailedReleases: v.Collateral.FailedReleases, LegitRejections: v.Collateral.LegitRejections, TokenAnomalies: v.Collateral.TokenAnomalies,
 		Acquisitions: v.Liveness.Acquisitions, Starved: len(v.Liveness.StarvedClients()), RefusedShare: v.Liveness.RefusedShare,
 		BarelyServed: v.Liveness.BarelyServed, Unfair: v.Fairness.Unfair, FairPromised: v.Fairness.Promised}

@@ -150,12 +150,12 @@ type run struct {
 	dir string // the run folder, absolute: servers run in folders of their own
 	o   Options
 
-	hw      *history.Writer
-	record  func(history.Event)
+	hw     *history.Writer
+	record func(history.Event)
 	// seen keeps the history in memory too, when the run stops at a class of window
 	// (Options.StopOn), which is judged on the events so far.
-	seenMu sync.Mutex
-	seen   []history.Event
+	seenMu  sync.Mutex
+	seen    []history.Event
 	svc     *servers
 	nem     *nemesis.Nemesis
 	clients *clients
