@@ -27,6 +27,7 @@ package checker
 // state its library keeps) promises nothing, and is not a yes of the lock.
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -295,7 +296,7 @@ func (pc *promiseCheck) impossibleYes(holds []int, to int64) string {
 			if y.ok > to {
 				continue
 			}
-			barred := union(append(append([]period(nil), pc.othersKept(i)...), pc.certainlyGone(h.client, y.promise)...)...)
+			barred := union(append(append([]period(nil), pc.othersKept(i)...), pc.certainlyGone(h.client, y.promise, y.session)...)...)
 			asked := periods{{y.ask, y.ok + 1}}
 			continues := y.f == idRenew || y.f == idCheck
 			if continues {
@@ -316,9 +317,9 @@ func (pc *promiseCheck) impossibleYes(holds []int, to int64) string {
 					pc.name(h.client), pc.at(y.ok), pc.l.str(y.f), pc.at(y.ask), pc.at(first))
 			}
 			parts := pc.promisedTo(i, asked)
-			if gone := pc.certainlyGone(h.client, y.promise).intersect(asked); len(gone) > 0 {
-				parts = append(parts, fmt.Sprintf("%s's own lease had certainly gone %s (it was frozen for longer than its lease and "+
-					"the servers' slack)", pc.name(h.client), pc.periodWords(gone)))
+			if gone := pc.certainlyGone(h.client, y.promise, y.session).intersect(asked); len(gone) > 0 {
+				parts = append(parts, fmt.Sprintf("%s's own lease had certainly gone by %s (it was frozen for longer than its lease "+
+					"and the servers' slack)", pc.name(h.client), pc.at(gone[0].from)))
 			}
 			return s + strings.Join(parts, "; ")
 		}
@@ -376,11 +377,13 @@ func (pc *promiseCheck) periodWords(ps periods) string {
 }
 
 // certainlyGone are the moments in which client c certainly held nothing the servers keep for a
-// lease of length lease: it was frozen for longer than the lease and the servers' slack, so
-// whatever it held was gone from that lease (and slack) after the freeze began until it resumed.
-// A freeze counts only when nothing was done to the servers meanwhile (a new leader extends
-// every lease) and no delay held back what the client had sent.
-func (pc *promiseCheck) certainlyGone(c int32, lease int64) periods {
+// lease of length lease: it was frozen, or cut from every server, for longer than the lease and
+// the servers' slack, so whatever it held was gone from that lease (and slack) after it went
+// silent until it could speak again. A session it had before is gone for good: a yes on that
+// session, however late, cannot be a grant made after it died. Silence counts only when nothing
+// was done to the servers meanwhile (a new leader extends every lease) and no delay held back
+// what the client had sent.
+func (pc *promiseCheck) certainlyGone(c int32, lease int64, session int32) periods {
 	rule := pc.l.rules[c]
 	if lease <= 0 || rule == nil {
 		return nil
@@ -388,7 +391,7 @@ func (pc *promiseCheck) certainlyGone(c int32, lease int64) periods {
 	name := pc.name(c)
 	var gone []period
 	for _, f := range pc.faults {
-		if f.Kind != history.Pause || f.Target != name {
+		if f.Target != name || !silences(f) {
 			continue
 		}
 		quiet := true
@@ -400,10 +403,46 @@ func (pc *promiseCheck) certainlyGone(c int32, lease int64) periods {
 			}
 		}
 		if from := f.Start + lease + rule.Slack; quiet && f.End > from {
-			gone = append(gone, period{from, f.End + 1})
+			to := f.End + 1
+			if pc.hadSession(c, session, f.Start) {
+				to = forever
+			}
+			gone = append(gone, period{from, to})
 		}
 	}
 	return union(gone...)
+}
+
+// silences reports whether fault f keeps its target from reaching any server: a pause, or a
+// partition of every one of its links.
+func silences(f Fault) bool {
+	switch f.Kind {
+	case history.Pause:
+		return true
+	case history.Partition:
+		var p struct {
+			Nodes []string `json:"nodes"`
+		}
+		return json.Unmarshal(f.Params, &p) == nil && len(p.Nodes) == 0 || len(f.Params) == 0
+	}
+	return false
+}
+
+// forever is a moment after every run.
+const forever = int64(1) << 62
+
+// hadSession reports whether client c's session was alive before t: a renewal of it was asked, or
+// a yes on it answered, before t (an acquisition asked earlier may have opened its session later).
+func (pc *promiseCheck) hadSession(c, session int32, t int64) bool {
+	if session == idEmpty {
+		return false
+	}
+	for _, y := range pc.yeses[c] {
+		if y.session == session && (y.f == idRenew && y.ask < t || y.ok < t) {
+			return true
+		}
+	}
+	return false
 }
 
 // explanation finds a fault on the lock's servers that exercised a weakness between from and to

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/locks"
@@ -30,6 +32,9 @@ type Spec struct {
 	Mode   string   // nemesis.ModeHunt (default) or nemesis.ModeRandom
 	Seed   int64
 	Within time.Duration // the run's length (default 30s)
+	// Server is the lock service's settings, as a scenario's server: block writes them
+	// ("{version: 3.4.3}": etcd's lock RPC on the server release that shipped its bug).
+	Server string
 }
 
 // DefaultFaults are the families a hunt draws when not told: freezing the holder past its lease
@@ -96,6 +101,14 @@ func Scenario(s Spec) (*scenarios.Scenario, error) {
 		Workload: scenarios.Workload{Hold: ms(50), Think: ms(10), Stagger: ms(50), AcquireTimeout: ms(3000)},
 		Nemesis:  []scenarios.Entry{{Random: pkg}},
 	}
+	if s.Server != "" {
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte(s.Server), &doc); err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+			return nil, fmt.Errorf("--server %q: write the service's settings as a scenario's server: block does, e.g. \"{version: 3.4.3}\"",
+				s.Server)
+		}
+		sc.Server = *doc.Content[0]
+	}
 	if spec.File != "" { // the scenario sits beside the design file, which it names by its base name
 		abs, err := filepath.Abs(s.Lock)
 		if err != nil {
@@ -112,7 +125,18 @@ func Scenario(s Spec) (*scenarios.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc.TTL = scenarios.Duration(max(400*time.Millisecond, plan.MinTTL))
+	ttl := max(400*time.Millisecond, plan.MinTTL)
+	sc.TTL = scenarios.Duration(ttl)
+	if d.Renews {
+		// A design that renews holds past its lease by right. Holds longer than the lease and the
+		// servers' slack let a waiter frozen past its own lease see the holder let go only after
+		// its lease died: the shape in which a lock that answers a dead waiter shows it broke its
+		// promise (etcd #11456), where a short hold lets the waiter go first, rightly, and learn it
+		// late.
+		hold := ttl + time.Duration(d.PromiseRule(locks.Env{TTL: ttl}).Slack) + ttl/2
+		sc.Workload.Hold = scenarios.Duration(hold)
+		sc.Workload.AcquireTimeout = scenarios.Duration(max(3*time.Second, 3*hold))
+	}
 	return scenarios.New(sc)
 }
 

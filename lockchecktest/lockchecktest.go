@@ -45,6 +45,17 @@ type (
 	// Expiring is implemented by a lock whose holder knows when its hold ends: the client checks
 	// it before using the lock.
 	Expiring = locks.Expiring
+	// Promise is what the lock promises a holder, and for how long (Design.Promise): the checker
+	// tells a lock that promised itself to two clients at once (a broken promise: a bug) from a
+	// holder that acted after its promise ran out (a paused or cut-off holder: the limit of every
+	// lease).
+	Promise = locks.Promise
+	// Renewal is a renewal the lock made on its own (a heartbeat, a watchdog, a keep-alive): report
+	// each with Env.Renewed, so that the history holds every promise.
+	Renewal = locks.Renewal
+	// Promising is implemented by a lock that knows when the request behind its last yes was
+	// sent, and which lease or session its hold lives on.
+	Promising = locks.Promising
 )
 
 var (
@@ -71,7 +82,9 @@ type Outcome = checker.Outcome
 // order, a first-come-first-served design's unfair overtakes), Starved (safe, but a client asked
 // in vain while others were served, or askers were refused most of the run), Rescued (the lock
 // failed under a fault but fencing kept the data right), Stuck (safe, but the lock stayed held by
-// a dead client), Inconclusive (nobody ever held the lock), Unsafe.
+// a dead client), Inconclusive (nobody ever held the lock), Unsafe (two clients held it at once,
+// a holder having outlived its promise, or a fault on the servers explaining it), Broken (the lock
+// promised itself to two clients at once, and no fault on its servers explains it).
 const (
 	Safe         = checker.Safe
 	Damaged      = checker.Damaged
@@ -80,6 +93,7 @@ const (
 	Unsafe       = checker.Unsafe
 	Stuck        = checker.Stuck
 	Inconclusive = checker.Inconclusive
+	Broken       = checker.Broken
 )
 
 // Design is a lock design from outside lockcheck.
@@ -92,6 +106,12 @@ type Design struct {
 	Token string
 	// Expires: the lock is a lease (or a session) that ends by itself after the scenario's TTL.
 	Expires bool
+	// Renews: a hold lasts while the holder's lock renews it (a heartbeat, a watchdog), not one
+	// TTL; report each renewal with Env.Renewed.
+	Renews bool
+	// Promise says what the lock promises and for how long; the zero value is the TTL from each
+	// acquisition and renewal (until released, for a lock that does not expire).
+	Promise Promise
 	New     func(Env) (Lock, error)
 }
 
@@ -104,7 +124,7 @@ func Register(d Design) {
 	}
 	locks.Register(locks.Design{
 		Name: d.Name, Summary: "a design registered by a test through lockchecktest", Source: "the project under test",
-		Token: d.Token, Nodes: d.Nodes, Expires: d.Expires, Service: d.Service, New: d.New,
+		Token: d.Token, Nodes: d.Nodes, Expires: d.Expires, Renews: d.Renews, Promise: d.Promise, Service: d.Service, New: d.New,
 		FailureModes: []string{"what the checks show"},
 	})
 }

@@ -29,7 +29,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"hash/fnv"
-	"maps"
 	"net"
 	"strconv"
 	"time"
@@ -44,23 +43,6 @@ const (
 	MariaDB    = "mariadb"
 	PostgreSQL = "postgres"
 )
-
-// WithIdleLimits adds to params how long a server lets a session stay idle outside a transaction
-// and inside one before it ends the session (0: no limit), as ParamIdleLimit and
-// ParamIdleInTransaction say them.
-func WithIdleLimits(params map[string]string, session, transaction time.Duration) map[string]string {
-	out := maps.Clone(params)
-	if out == nil {
-		out = map[string]string{}
-	}
-	if session > 0 {
-		out[ParamIdleLimit] = session.String()
-	}
-	if transaction > 0 {
-		out[ParamIdleInTransaction] = transaction.String()
-	}
-	return out
-}
 
 // idleLimit is a session lock's promise: the server's idle limit named by param, from each
 // statement, or Forever without one.
@@ -77,11 +59,6 @@ func idleLimit(param string) func(Env) time.Duration {
 const (
 	ParamDatabase = "database"
 	ParamUser     = "user"
-	// ParamIdleLimit and ParamIdleInTransaction are how long the server lets a session stay idle
-	// outside a transaction and inside one before it ends it (absent: no limit): a session lock
-	// lasts that long after its last statement.
-	ParamIdleLimit         = "idle_limit"
-	ParamIdleInTransaction = "idle_in_transaction_limit"
 )
 
 // BeforeLockStatement is the database designs' program point: the client holds an open session

@@ -78,7 +78,7 @@ func init() {
 		Queued:  true, // each waiter's key lives on its own lease
 		Fair:    true, // the lowest create revision holds; Lock waits for every key created before its own
 		Service: Etcd,
-		Promise: Promise{Slack: SessionSlack, Words: "the lease's TTL from each acquisition and each keep-alive of its lease"},
+		Promise: Promise{Slack: SessionSlack, RenewalsOnly: true, Words: "the lease's TTL from each keep-alive of its lease"},
 		// Mutex.Lock waits for the keys ahead of its own to go (a watch).
 		Blocking: "Mutex.Lock watches the key ahead of its own until it is deleted (keys are served in revision order)",
 		Protects: "crashed or cut-off holders (the key goes with the lease), herd effects (a waiter watches only the key ahead of it), " +

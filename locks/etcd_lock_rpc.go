@@ -59,7 +59,7 @@ func init() {
 		Renews:   true, // the client keeps the lease alive
 		Queued:   true, // each waiter's key lives on its own lease
 		Service:  Etcd,
-		Promise:  Promise{Slack: SessionSlack, Words: "the lease's TTL from each acquisition and each keep-alive of its lease"},
+		Promise:  Promise{Slack: SessionSlack, RenewalsOnly: true, Words: "the lease's TTL from each keep-alive of its lease"},
 		Blocking: "the Lock RPC waits in the server until every older key under the lock's name is gone",
 		Protects: "crashed or cut-off holders (the key goes with the lease), herd effects (the server watches only the key ahead), " +
 			"and, from server 3.5.0, a waiter whose lease expired while it waited (the server reads its key back)",

@@ -8,6 +8,7 @@ package locks
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
@@ -33,6 +34,10 @@ type Promise struct {
 	ClientClocks bool
 	// Connection: a hold lasts only while the client's connection does (a database session).
 	Connection bool
+	// RenewalsOnly: an acquisition does not renew the lease its hold lives on (etcd puts the key
+	// under a lease that only its keep-alives renew), so it promises nothing that lasts by itself:
+	// the lease's renewals do.
+	RenewalsOnly bool
 	// CheckAsks: the holder's check before an access asks the servers and renews the lease
 	// (redsync's Extend), so its yes is a promise; otherwise a check is the client's own
 	// judgement (a validity from its clock, a session state its library keeps) and promises
@@ -130,6 +135,31 @@ var zkPromise = Promise{Slack: SessionSlack,
 // zkAdapterPromise is what ZooKeeper libraries behind the lock-client protocol promise, as far as
 // the history sees it: their adapters report no session requests, so only the acquisitions.
 var zkAdapterPromise = Promise{Slack: SessionSlack, Words: "the session timeout from each acquisition"}
+
+// Endpoint parameters of a session lock's service (Env.Params): how long the server lets a
+// session stay idle outside a transaction and inside one before it ends it (absent: no limit). A
+// session lock's promise lasts that long after its last statement.
+const (
+	ParamIdleLimit         = "idle_limit"
+	ParamIdleInTransaction = "idle_in_transaction_limit"
+)
+
+// WithIdleLimits adds to params how long a server lets a session stay idle outside a transaction
+// and inside one before it ends the session (0: no limit), as ParamIdleLimit and
+// ParamIdleInTransaction say them.
+func WithIdleLimits(params map[string]string, session, transaction time.Duration) map[string]string {
+	out := maps.Clone(params)
+	if out == nil {
+		out = map[string]string{}
+	}
+	if session > 0 {
+		out[ParamIdleLimit] = session.String()
+	}
+	if transaction > 0 {
+		out[ParamIdleInTransaction] = transaction.String()
+	}
+	return out
+}
 
 // monotonicNow is CLOCK_MONOTONIC, as the history stamps events.
 func monotonicNow() int64 { return history.Now() }

@@ -3,8 +3,9 @@ package nemesis
 // Hunt: a random package that spends its budget where a fault can matter. Instead of a random
 // client at a random moment, each fault goes to a client in a lock state at a moment it matters:
 // the holder (now, or as it passes a program point of its hold), a waiter while another holds,
-// a client holding again after being overtaken, any client passing one of the design's own points
-// (inside an acquire or a release), or a server while someone holds. Its lengths are drawn from
+// a waiter silenced from the start of a hold until after its holder lets go, a client holding
+// again after being overtaken, any client passing one of the design's own points (inside an
+// acquire or a release), or a server while someone holds. Its lengths are drawn from
 // min_for..max_for, which hunt packages give in TTLs (default 1.2ttl..3ttl): a pause shorter than
 // the lease cannot break a lease.
 //
@@ -39,6 +40,12 @@ type move struct {
 	state  string // Holder, Waiter, Overtaken, passer; "" for a fixed target
 	point  string // a program point, or "" for now
 	target string // a fixed target (a server, or a client named in targets)
+	// throughRelease: the longest waiter, silenced (frozen, or cut from every server) as soon as
+	// a new hold begins, for 2.5–3.5 TTLs: its own lease ends while it waits, and the holder lets
+	// go meanwhile if its hold outlasts a lease and the servers' slack (a hunt's holds do, for
+	// designs that renew). A lock that then tells the waiter it holds broke its promise (etcd
+	// #11456, a ZooKeeper waiter whose session expired); one that checks says no.
+	throughRelease bool
 }
 
 // moves lists what a fault of kind k may do with the package's targets, in a fixed order.
@@ -57,6 +64,9 @@ func (r Random) moves(k *Kind) []move {
 			}
 		case Waiter:
 			out = append(out, move{state: Waiter})
+			if k.Silences {
+				out = append(out, move{state: Waiter, throughRelease: true})
+			}
 		case Overtaken:
 			out = append(out, move{state: Overtaken, point: "after-acquire"})
 		default:
@@ -89,6 +99,13 @@ func (n *Nemesis) hunt(r Random) {
 			return
 		}
 		switch {
+		case m.throughRelease:
+			client, ok := n.awaitNewHold(patience)
+			if !ok {
+				continue
+			}
+			f.As, f.Target = Waiter, client
+			n.apply(f, false)
 		case m.point != "":
 			n.atNextPass(f, m, patience)
 		case m.state != "":
@@ -130,8 +147,35 @@ func (r Random) drawMove(rng *rand.Rand) (Fault, move, bool) {
 	if m.point != "" {
 		f.Occurrence = 1
 	}
+	if m.throughRelease {
+		f.For = dur(between(rng, 5*r.TTL/2, 7*r.TTL/2))
+	}
 	k.drawParams(&f, r, rng)
 	return f, m, true
+}
+
+// awaitNewHold waits (bounded by patience) for the next acquisition, and returns the client that
+// has waited longest behind it then.
+func (n *Nemesis) awaitNewHold(patience time.Duration) (string, bool) {
+	deadline := time.NewTimer(patience)
+	defer deadline.Stop()
+	seen := n.state.Acquisitions()
+	for {
+		changed := n.state.Changed()
+		if now := n.state.Acquisitions(); now > seen {
+			if c := n.state.Candidates(Waiter); len(c) > 0 {
+				return c[0], true
+			}
+			seen = now
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return "", false
+		case <-n.ctx.Done():
+			return "", false
+		}
+	}
 }
 
 // awaitFor is await bounded by patience as well as by the heal.

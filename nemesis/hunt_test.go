@@ -15,15 +15,17 @@ func huntPackage() Random {
 		Nodes: []string{"n1"}, Points: []string{"between-send-and-reply"}, Seed: 7, TTL: 400 * time.Millisecond}
 }
 
-// A hunt's moves: the holder now and at each point of its hold, a waiter, the overtaken as it
-// takes the lock again, any client at the design's own points, and a server only for the kinds
-// that suit one.
+// A hunt's moves: the holder now and at each point of its hold, a waiter (and, for a kind that
+// silences a client, a waiter silenced through its holder's release), the overtaken as it takes
+// the lock again, any client at the design's own points, and a server only for the kinds that
+// suit one.
 func TestHuntMovesFollowTheTargetsAndKinds(t *testing.T) {
 	r := huntPackage()
 	pause, _ := Lookup("pause")
 	got := r.moves(pause)
 	want := []move{{state: Holder}, {state: Holder, point: "after-acquire"}, {state: Holder, point: "before-write"},
-		{state: Holder, point: "after-validity-check"}, {state: Waiter}, {state: Overtaken, point: "after-acquire"},
+		{state: Holder, point: "after-validity-check"}, {state: Waiter}, {state: Waiter, throughRelease: true},
+		{state: Overtaken, point: "after-acquire"},
 		{target: "n1"}, {state: passer, point: "between-send-and-reply"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("pause moves = %+v\nwant %+v", got, want)
@@ -31,6 +33,10 @@ func TestHuntMovesFollowTheTargetsAndKinds(t *testing.T) {
 	partition, _ := Lookup("partition")
 	if slices.Contains(r.moves(partition), move{target: "n1"}) {
 		t.Fatal("a partition move aimed at a server")
+	}
+	clock, _ := Lookup("clock")
+	if slices.Contains(r.moves(clock), move{state: Waiter, throughRelease: true}) {
+		t.Fatal("a clock step cannot silence a waiter through a release")
 	}
 }
 
@@ -41,12 +47,16 @@ func TestHuntDrawsAreSeeded(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(seed), 0x68756e74))
 		var out []Fault
 		for i := 0; i < 20; i++ {
-			f, _, ok := r.drawMove(rng)
+			f, m, ok := r.drawMove(rng)
 			if !ok {
 				t.Fatal("no move drawn")
 			}
-			if f.For.D() < 500*time.Millisecond || f.For.D() >= 1500*time.Millisecond {
-				t.Fatalf("length %s outside min_for..max_for", f.For.D())
+			lo, hi := 500*time.Millisecond, 1500*time.Millisecond
+			if m.throughRelease { // long enough for the waiter's own lease to end: 2.5–3.5 TTLs
+				lo, hi = 1000*time.Millisecond, 1400*time.Millisecond
+			}
+			if f.For.D() < lo || f.For.D() >= hi {
+				t.Fatalf("length %s outside %s..%s", f.For.D(), lo, hi)
 			}
 			out = append(out, f)
 		}

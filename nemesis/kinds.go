@@ -41,6 +41,9 @@ type Kind struct {
 	// Needs is a server action of the kind's own, beyond those of Target, Restarter, ClockSetter
 	// and Network (target.go: Capability); nil for none.
 	Needs *Capability
+	// Silences: the kind keeps a client from reaching any server while in force (a pause, a cut of
+	// every link): a hunt can silence a waiter through its holder's release with it.
+	Silences bool
 	// Weakness names the documented weakness of lock services that the kind exercises when it
 	// acts on a lock server ("clock": leases end early; "crash": what was not persisted or
 	// replicated is lost), recorded with each such fault (history.Event.Weakness) so that the
@@ -77,10 +80,11 @@ type spec[P any] struct {
 	// Label describes a recorded fault in a few words ("clock n1 +2s"), from the parameters its
 	// invoke recorded (zero where it recorded none, or none this build can read); nil: baseLabel.
 	Label func(f history.Fault, p P) string
-	// Aliases, ServerActs, Needs, Weakness: Kind's.
+	// Aliases, ServerActs, Needs, Silences, Weakness: Kind's.
 	Aliases    []string
 	ServerActs []string
 	Needs      *Capability
+	Silences   bool
 	Weakness   string
 }
 
@@ -101,7 +105,7 @@ type kindFuncs interface {
 // define makes a registry entry of a spec.
 func define[P any](s spec[P]) *Kind {
 	k := &Kind{Name: s.Name, Summary: s.Summary, Instant: s.Instant, Colour: s.Colour, Suits: s.Suits, SuitsWhom: s.SuitsWhom,
-		Aliases: s.Aliases, ServerActs: s.ServerActs, Needs: s.Needs, Weakness: s.Weakness, funcs: &s}
+		Aliases: s.Aliases, ServerActs: s.ServerActs, Needs: s.Needs, Silences: s.Silences, Weakness: s.Weakness, funcs: &s}
 	if s.Instant == "" {
 		k.Takes = []string{"for"}
 	}

@@ -19,9 +19,10 @@ type PartitionParams struct {
 }
 
 var partitionKind = define(spec[PartitionParams]{
-	Name:    history.Partition,
-	Summary: "cut a client's links to some servers, or a server off from its peers, for a while",
-	Colour:  "#8c564b",
+	Silences: true,
+	Name:     history.Partition,
+	Summary:  "cut a client's links to some servers, or a server off from its peers, for a while",
+	Colour:   "#8c564b",
 	Check: func(f Fault, p PartitionParams, v View, bad Report) {
 		t, ok := v.Target(f.Target)
 		if !ok {

@@ -11,9 +11,10 @@ import (
 )
 
 var pauseKind = define(spec[noParams]{
-	Name:    history.Pause,
-	Summary: "freeze a client or server (SIGSTOP, or the container's freezer) for a while, then let it go on",
-	Colour:  "#f0a30a",
+	Silences: true,
+	Name:     history.Pause,
+	Summary:  "freeze a client or server (SIGSTOP, or the container's freezer) for a while, then let it go on",
+	Colour:   "#f0a30a",
 	Check: func(f Fault, _ noParams, _ View, bad Report) {
 		if f.For == 0 {
 			bad("for", "a pause needs a length (e.g. for: 1s)")

@@ -312,6 +312,9 @@ func (w *worker) acquire(stop context.Context) (*int64, bool) {
 		case err == nil:
 			w.held = locks.HeldRole(w.lock, w.cfg.Role)
 			ok := w.promised(history.Event{Token: token, Role: w.held}, attempt)
+			if w.design.Promise.RenewalsOnly {
+				ok.Promise = 0
+			}
 			if p, is := w.lock.(locks.Promising); is {
 				asked, session := p.Promised()
 				ok.Since, ok.Session = max(asked, attempt), session

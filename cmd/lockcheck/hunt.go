@@ -22,7 +22,7 @@ func newHuntCommand() *cobra.Command {
 	var runs int
 	var seed int64
 	var faults []string
-	var resultsDir, mode, findFlag string
+	var resultsDir, mode, findFlag, server string
 	var noShrink bool
 	var sc shrinkConfig
 	cmd := &cobra.Command{
@@ -62,7 +62,7 @@ the run folder gets shrunk.yaml, the smallest schedule found that shows it every
 				return &exitError{exitHarness, err}
 			}
 			sc.find = findFlag
-			spec := hunt.Spec{Lock: args[0], Faults: faults, Within: each, Mode: mode}
+			spec := hunt.Spec{Lock: args[0], Faults: faults, Within: each, Mode: mode, Server: server}
 			if _, err := hunt.Scenario(spec); err != nil {
 				return &exitError{exitHarness, fmt.Errorf("%w (faults a hunt draws: %s)", err, strings.Join(hunt.ClientKinds(), ", "))}
 			}
@@ -142,6 +142,7 @@ the run folder gets shrunk.yaml, the smallest schedule found that shows it every
 	f.StringVar(&mode, "mode", nemesis.ModeHunt, "how the package aims its faults: hunt (at the holder, a waiter, the overtaken) or random "+
 		"(Jepsen's style: any client at any moment; more faults before a find, for shrinking to cut)")
 	f.BoolVar(&noShrink, "no-shrink", false, "do not shrink what is found")
+	f.StringVar(&server, "server", "", "the lock service's settings, as a scenario's server: block, e.g. \"{version: 3.4.3}\" (etcd's release)")
 	f.StringVar(&findFlag, "find", string(hunt.FindBroken), "what a run must show to be a find: "+strings.Join(hunt.Finds, ", ")+
 		" (broken: the lock told two clients they held it at once, no fault on its servers explaining it; explained: that, or "+
 		"double ownership a server fault explains; any: any double ownership, a holder outliving its lease included)")
