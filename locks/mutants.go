@@ -101,34 +101,11 @@ func newSetNxPx(env Env) *setNxPx {
 var fairAcquireAnyWaiter = redis.NewScript(fairDropTimedOut + `if redis.call('exists', KEYS[1]) == 0 then
   redis.call('lrem', KEYS[2], 0, ARGV[2])
   redis.call('zrem', KEYS[3], ARGV[2])
-  local waiting = redis.call('zrange', KEYS[3], 0, -1)
-  for i = 1, #waiting do
-    redis.call('zincrby', KEYS[3], -tonumber(ARGV[3]), waiting[i])
-  end
   redis.call('hset', KEYS[1], ARGV[2], 1)
   redis.call('pexpire', KEYS[1], ARGV[1])
   return nil
 end
-if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-  redis.call('hincrby', KEYS[1], ARGV[2], 1)
-  redis.call('pexpire', KEYS[1], ARGV[1])
-  return nil
-end
-if redis.call('zscore', KEYS[3], ARGV[2]) ~= false then
-  return math.max(0, redis.call('pttl', KEYS[1]))
-end
-local last = redis.call('lindex', KEYS[2], -1)
-local ttl
-if last ~= false and last ~= ARGV[2] and redis.call('zscore', KEYS[3], last) ~= false then
-  ttl = tonumber(redis.call('zscore', KEYS[3], last)) - tonumber(ARGV[4])
-else
-  ttl = redis.call('pttl', KEYS[1])
-end
-local timeout = ttl + tonumber(ARGV[3]) + tonumber(ARGV[4])
-if redis.call('zadd', KEYS[3], timeout, ARGV[2]) == 1 then
-  redis.call('rpush', KEYS[2], ARGV[2])
-end
-return ttl`)
+` + fairReentry + fairQueue)
 
 // fairReleaseWakeAll is redis-fair's release script, except that it tells every waiter, not only
 // the head.
