@@ -41,8 +41,9 @@ run:
 # time (-p 2): a run mostly waits (holds, TTLs), so side by side they take about half the time,
 # and every scenario has its own servers, ports and folder. Measured, not assumed:
 # docs/COMMANDS.md#make-targets. A package not listed in PURE_PKGS counts as one with real
-# servers. The docker provider's suite, with its images (minutes to build the first time), is
-# test-docker's; .ci/run runs both.
+# servers. Last, the tests that run the matrix against mutant designs (built with the mutants tag,
+# locks/mutants.go) on real servers. The docker provider's suite, with its images (minutes to
+# build the first time), is test-docker's; .ci/run runs both.
 PURE_PKGS := ./checker ./clock ./debate ./history ./internal/forward ./internal/modbuild \
 	./internal/portlock ./internal/redisopt ./internal/rundir ./internal/shard ./internal/yamlpos ./internal/yamltime \
 	./junit ./providers/docker/images ./providers/faketime ./proxies ./scenarios ./services ./hunt ./shrink \
@@ -59,6 +60,7 @@ REAL_PKGS  = $(SLOW_PKGS:./%=$(MODULE)/%) \
 test: deps tidy-check build
 	@$(MAKE) --no-print-directory test-pure
 	$(GO) test -p 2 -count=1 -timeout 15m $(REAL_PKGS)
+	$(GO) test -tags mutants -count=1 -run '^TestMutant' ./matrix
 
 # The docker provider's suite: its container images, built from Debian's packages on this machine
 # (a few minutes the first time), then the tests that run containers (skipped, in one line each,
@@ -75,7 +77,7 @@ test-packages:
 # The first part of make test alone: vet, the mutants' build and the pure packages' tests.
 test-pure:
 	$(GO) vet $(PKGS)
-	$(GO) vet -tags mutants ./locks ./tools/lockmutants
+	$(GO) vet -tags mutants ./locks ./matrix ./tools/lockmutants
 	$(GO) test -tags mutants -count=1 ./tools/lockmutants
 	$(GO) test -p 2 -count=1 $(PURE_PKGS)
 

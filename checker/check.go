@@ -31,6 +31,13 @@ type Options struct {
 	// LinearizabilityTimeout is porcupine's time budget per register; running out gives
 	// "unknown", never a guess. Default 10s.
 	LinearizabilityTimeout time.Duration
+	// KeepsPlace is how long the first attempt of an acquire op surely keeps the client's place
+	// in a queued lock's line (the runner: the workload's attempt, less the command timeout a
+	// client may keep to leave the line in time). An op retries until its acquire timeout, and a
+	// waiter whose attempt gives up leaves the line and joins it again at the back with the
+	// next, which the history does not record: an overtake of a waiter that asked longer ago than
+	// this is not counted unfair (Fairness.Unfair). 0: an op keeps its place until it ends.
+	KeepsPlace time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -75,7 +82,7 @@ func (l *Log) Check(opts Options) Verdict {
 	v.Inconclusive = l.inconclusive(ops, v)
 	acqs, deaths := l.acquireOps(ops)
 	cover := l.faultCover()
-	v.Fairness = fairness(acqs, deaths, cover, b)
+	v.Fairness = fairness(acqs, deaths, cover, b, int64(opts.KeepsPlace))
 	v.Fairness.Promised = opts.FirstComeFirstServed
 	v.Liveness.Clients, v.Liveness.StarvedBy = clientLiveness(acqs, deaths, cover, b, opts.StarvedAfter)
 	v.Liveness.StarvedAfter, v.Liveness.RefusedLimit = opts.StarvedAfter, opts.RefusedLimit

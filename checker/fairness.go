@@ -31,7 +31,11 @@ import (
 //     on it or on a server (anything that is not a client);
 //   - a fault acted on it or on a server between its invoke and the acquisition (a paused
 //     waiter's session runs out, a restarted node forgets the queue);
-//   - both are read holds of a read/write lock, which may be held together.
+//   - both are read holds of a read/write lock, which may be held together;
+//   - it had asked longer ago than its first attempt surely keeps its place (Options.KeepsPlace):
+//     its op may have given up a place in line and joined again at the back with a later
+//     attempt, behind the client that got the lock. A client that gave up and asks again is a
+//     new arrival either way: its new op's invoke is its place.
 type Fairness struct {
 	Acquisitions int `json:"acquisitions"`
 	// Overtakes is the sum over every acquisition of the clients it overtook.
@@ -153,8 +157,8 @@ func (l *Log) acquireOps(ops []op) ([]acquireOp, map[string]int64) {
 }
 
 // fairness computes the figure; see Fairness for the definitions. cover says when faults acted on
-// each client or on a server.
-func fairness(acqs []acquireOp, deaths map[string]int64, cover faultCover, b bounds) Fairness {
+// each client or on a server; keepsPlace is Options.KeepsPlace in ns (0: for good).
+func fairness(acqs []acquireOp, deaths map[string]int64, cover faultCover, b bounds, keepsPlace int64) Fairness {
 	var f Fairness
 	acqs = append([]acquireOp(nil), acqs...)
 	sort.SliceStable(acqs, func(i, j int) bool { return acqs[i].invoke < acqs[j].invoke })
@@ -224,7 +228,8 @@ func fairness(acqs []acquireOp, deaths map[string]int64, cover faultCover, b bou
 				}
 				overtook++
 				client(w.client).Overtaken++
-				if connecting[i] || (w.shared && a.shared) || cover.touched(w.client, w.invoke, a.done) {
+				rejoined := keepsPlace > 0 && a.done-w.invoke >= keepsPlace
+				if connecting[i] || rejoined || (w.shared && a.shared) || cover.touched(w.client, w.invoke, a.done) {
 					continue
 				}
 				f.Unfair++
@@ -349,8 +354,8 @@ func promiseSentence(f Fairness) string {
 		s := "The design promises first come, first served, and kept it"
 		var why []string
 		if excused > 0 {
-			why = append(why, fmt.Sprintf("%s of attempts that may still have been connecting, that a fault touched, or of a read hold by another",
-				plural(excused, "overtake")))
+			why = append(why, fmt.Sprintf("%s of attempts that may still have been connecting, that a fault touched, that may have "+
+				"joined the line again, or of a read hold by another", plural(excused, "overtake")))
 		}
 		if f.Unfair > 0 {
 			why = append(why, fmt.Sprintf("%s, which the history alone cannot tell from a request that reached the lock late",

@@ -405,3 +405,81 @@ func TestUnfairOvertakesOfAFairDesign(t *testing.T) {
 		t.Errorf("a reader before a reader that asked first: %d unfair, want 0", v.Fairness.Unfair)
 	}
 }
+
+// An acquire op retries until its acquire timeout, and a queued lock's waiter whose attempt gives
+// up leaves the line and joins it again at the back with the next one (the history records the
+// op, not its attempts). An overtake counts as unfair only while the overtaken op's first attempt
+// surely keeps its place (Options.KeepsPlace); a client that gave up and asks again is a new
+// arrival, whose place is its new op's invoke.
+func TestUnfairOvertakesOnlyWhileTheFirstAttemptKeepsItsPlace(t *testing.T) {
+	const keeps = 500 * time.Millisecond
+	// client-1 and client-2 each hold once first, so the attempts judged are not their first.
+	warm := func() *builder {
+		return newHistory().start(0).hold("client-1", 10, 100).hold("client-2", 110, 200)
+	}
+	tests := []struct {
+		name              string
+		history           *builder
+		overtakes, unfair int
+	}{
+		{
+			name: "overtaken 90 ms after it asked: unfair",
+			history: warm().acquire("client-1", 300, 500).release("client-1", 550, 551).
+				acquire("client-2", 310, 390).release("client-2", 450, 451).end(1000),
+			overtakes: 1, unfair: 1,
+		},
+		{
+			name: "overtaken 1 ms before its first attempt may give up: unfair",
+			history: warm().acquire("client-1", 300, 900).release("client-1", 950, 951).
+				acquire("client-2", 310, 799).release("client-2", 850, 851).end(1000),
+			overtakes: 1, unfair: 1,
+		},
+		{
+			name: "overtaken when its first attempt may have given up: excused",
+			history: warm().acquire("client-1", 300, 900).release("client-1", 950, 951).
+				acquire("client-2", 310, 800).release("client-2", 850, 851).end(1000),
+			overtakes: 1,
+		},
+		{
+			name: "overtaken twice by one that asked after its first attempt: excused",
+			history: warm().acquire("client-1", 300, 1500).release("client-1", 1550, 1551).
+				acquire("client-2", 900, 1000).release("client-2", 1050, 1051).
+				acquire("client-2", 1100, 1200).release("client-2", 1250, 1251).end(2000),
+			overtakes: 2,
+		},
+		{
+			name: "gave up and asked again after the other: served after it, no overtake",
+			history: warm().op("client-1", history.Acquire, 300, 800, history.Fail, nil).
+				acquire("client-2", 500, 900).release("client-2", 950, 951).
+				acquire("client-1", 810, 960).release("client-1", 1000, 1001).end(2000),
+		},
+		{
+			name: "gave up and asked again before the other: overtaken, unfair",
+			history: warm().op("client-1", history.Acquire, 300, 800, history.Fail, nil).
+				acquire("client-1", 810, 960).release("client-1", 1000, 1001).
+				acquire("client-2", 820, 900).release("client-2", 950, 951).end(2000),
+			overtakes: 1, unfair: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := Check(tt.history.build(), Options{FirstComeFirstServed: true, KeepsPlace: keeps}).Fairness
+			if f.Overtakes != tt.overtakes || f.Unfair != tt.unfair {
+				t.Errorf("%d overtakes, %d unfair; want %d, %d", f.Overtakes, f.Unfair, tt.overtakes, tt.unfair)
+			}
+		})
+	}
+	// Unknown attempts (KeepsPlace 0): an op keeps its place until it ends.
+	late := tests[3].history.build()
+	if f := Check(late, Options{FirstComeFirstServed: true}).Fairness; f.Unfair != 2 || !f.BrokenPromise() {
+		t.Errorf("without KeepsPlace: %d unfair, broken %v; want 2, broken", f.Unfair, f.BrokenPromise())
+	}
+	v := Check(late, Options{FirstComeFirstServed: true, KeepsPlace: keeps})
+	if j := Judge(v); j.Outcome != Safe {
+		t.Errorf("overtaken only after its first attempt: %s, want safe", j.Outcome)
+	}
+	if s := strings.Join(Sentences(v), " "); !strings.Contains(s, "and kept it (2 overtakes of attempts that may still have been "+
+		"connecting, that a fault touched, that may have joined the line again, or of a read hold by another)") {
+		t.Errorf("the excused overtakes are not said: %s", s)
+	}
+}

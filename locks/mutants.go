@@ -72,6 +72,15 @@ func registerMutants() {
 			l.acquireScript, l.releaseScript = fairAcquireAnyWaiter, fairReleaseWakeAll
 			return l, nil
 		})
+	registerMutant("mutant-redis-fair-redisson-timeouts", "redis-fair",
+		"the waiters' timeouts are Redisson's: a newcomer's is the last waiter's plus its wait time, never renewed, and each acquisition "+
+			"takes the acquirer's wait time off all of them, so under contention that never empties the queue live heads are dropped and "+
+			"overtaken",
+		func(env Env) (Lock, error) {
+			l := newFairLock(env)
+			l.acquireScript, l.leaveScript = fairAcquireRedisson, fairLeaveRedisson
+			return l, nil
+		})
 	registerMutant("mutant-getset-short-expiry", "getset",
 		"the expiry time written is a tenth of the lease the client works with (a unit slip): others take over every hold that lasts longer",
 		func(env Env) (Lock, error) {
@@ -101,6 +110,18 @@ func newSetNxPx(env Env) *setNxPx {
 var fairAcquireAnyWaiter = redis.NewScript(fairDropTimedOut + `if redis.call('exists', KEYS[1]) == 0 then
   redis.call('lrem', KEYS[2], 0, ARGV[2])
   redis.call('zrem', KEYS[3], ARGV[2])
+  redis.call('hset', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+` + fairReentry + fairQueue)
+
+// fairAcquireRedisson is RedissonFairLock's tryLock script as Redisson has it (redis-fair before
+// its timeouts were repaired).
+var fairAcquireRedisson = redis.NewScript(fairDropTimedOut + `if redis.call('exists', KEYS[1]) == 0 and
+   (redis.call('exists', KEYS[2]) == 0 or redis.call('lindex', KEYS[2], 0) == ARGV[2]) then
+  redis.call('lpop', KEYS[2])
+  redis.call('zrem', KEYS[3], ARGV[2])
   local waiting = redis.call('zrange', KEYS[3], 0, -1)
   for i = 1, #waiting do
     redis.call('zincrby', KEYS[3], -tonumber(ARGV[3]), waiting[i])
@@ -109,12 +130,7 @@ var fairAcquireAnyWaiter = redis.NewScript(fairDropTimedOut + `if redis.call('ex
   redis.call('pexpire', KEYS[1], ARGV[1])
   return nil
 end
-if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-  redis.call('hincrby', KEYS[1], ARGV[2], 1)
-  redis.call('pexpire', KEYS[1], ARGV[1])
-  return nil
-end
-if redis.call('zscore', KEYS[3], ARGV[2]) ~= false then
+` + fairReentry + `if redis.call('zscore', KEYS[3], ARGV[2]) ~= false then
   return math.max(0, redis.call('pttl', KEYS[1]))
 end
 local last = redis.call('lindex', KEYS[2], -1)
@@ -129,6 +145,20 @@ if redis.call('zadd', KEYS[3], timeout, ARGV[2]) == 1 then
   redis.call('rpush', KEYS[2], ARGV[2])
 end
 return ttl`)
+
+// fairLeaveRedisson is RedissonFairLock's acquireFailed script: leave the queue, and take our
+// wait time off the timeouts of everyone behind us.
+var fairLeaveRedisson = redis.NewScript(`
+local queue = redis.call('lrange', KEYS[1], 0, -1)
+local i = 1
+while i <= #queue and queue[i] ~= ARGV[1] do i = i + 1 end
+i = i + 1
+while i <= #queue do
+  redis.call('zincrby', KEYS[2], -tonumber(ARGV[2]), queue[i])
+  i = i + 1
+end
+redis.call('zrem', KEYS[2], ARGV[1])
+redis.call('lrem', KEYS[1], 0, ARGV[1])`)
 
 // fairReleaseWakeAll is redis-fair's release script, except that it tells every waiter, not only
 // the head.

@@ -1,37 +1,47 @@
 package locks
 
 // redis-fair: Redisson's fair lock (RFairLock, class RedissonFairLock) on a single Redis, rebuilt
-// in Go from its Lua scripts: the fair lock the Chinese survey of lock families asks for (first
-// come, first served), which it says SETNX-style locks are not. It is the redisson lock (a
-// reentrant hash with a lease, renewed by the same watchdog) plus two keys per lock:
+// in Go from its Lua scripts, with its timeouts repaired (below): the fair lock the Chinese survey
+// of lock families asks for (first come, first served), which it says SETNX-style locks are not.
+// It is the redisson lock (a reentrant hash with a lease, renewed by the same watchdog) plus two
+// keys per lock:
 //   - a queue (list "redisson_lock_queue:{key}") of the waiters' ids, in arrival order;
 //   - a timeout per waiter (zset "redisson_lock_timeout:{key}"): the wall-clock millisecond,
 //     computed with the client's own clock, after which the waiter is dropped from the queue as
-//     gone. A newcomer's timeout is the last waiter's timeout (or now + the lock's PTTL when
-//     nobody waits) + its wait time; every acquisition takes one wait time off every timeout.
+//     gone: the lock's remaining lease plus the waiter's wait time, counted from the last time
+//     the waiter asked.
 //
 // The acquire script first drops waiters at the head whose timeout has passed, then grants the
 // lock only to the head of the queue (or to anyone when nobody waits), else queues the caller
-// and answers how long to wait. The release script deletes the hash at count 0 and PUBLISHes
-// an unlock message on the channel of the waiter now at the head only
-// ("redisson_lock__channel:{key}:<its id>"), so a release wakes exactly the next in line.
+// (or renews its timeout) and answers the lock's remaining lease. The release script deletes the
+// hash at count 0 and PUBLISHes an unlock message on the channel of the waiter now at the head
+// only ("redisson_lock__channel:{key}:<its id>"), so a release wakes exactly the next in line.
 //
 // The workload's attempt is Redisson's tryLock(waitTime, leaseTime): the wait time is what is
-// left of the attempt's context, passed to every script of the attempt as Redisson does; the
-// waiter subscribes to its own channel and tries again on a message or after the answered time;
-// an attempt that runs out of time leaves the queue (Redisson's acquireFailed), taking its wait
-// time off the timeouts of those behind it; so does, here, one whose script call failed. This follows Redisson's current scripts: a waiter
-// already in the queue is told the lock's PTTL (at least 0), not its own timeout (older
-// versions), and a head that has not timed out is never dropped while the lock is free (a
-// change tried in 2020 and reverted).
+// left of the attempt's context; the waiter subscribes to its own channel and asks again on a
+// message or when the lease it was told has passed, so a live waiter asks at least once a lease;
+// an attempt that runs out of time leaves the queue (Redisson's acquireFailed); so does, here, one
+// whose script call failed. As Redisson's current scripts: a waiter already in the queue is told
+// the lock's PTTL (at least 0), and a head that has not timed out is never dropped while the lock
+// is free (a change tried in 2020 and reverted).
+//
+// The repair. Redisson gives a newcomer the last waiter's timeout plus its wait time (the
+// lease's PTTL plus its wait time if nobody waits), never renews it, and takes the acquirer's wait
+// time off every timeout at each acquisition (and the leaver's off those behind it). So the head's
+// timeout is always where the first waiter's was: under contention that never lets the queue
+// empty, once that moment passes every head is dropped as gone while it still waits, is told
+// nothing, and sleeps until the lease it was told has passed while the others overtake it
+// (3 clients, 100 ms holds, 1 s waits, no fault: 8 or 9 unfair overtakes per 5 s run, the first
+// 1.5 s in). With lock() and no wait time, Redisson's wait time is 5 minutes: the same after 5
+// minutes of unbroken contention. Here each ask renews the asker's timeout, and nothing else
+// moves it: a waiter is dropped only when it has not asked for a lease plus its wait time.
 //
 // How it behaves: fair while every waiter lives and keeps asking. A waiter frozen at the head
 // (a GC pause) keeps everyone behind it waiting, with the lock free, until its timeout passes
-// (at most its wait time plus the lease after it queued): fairness costs liveness. A waiter
-// whose timeout passes while it still waits (a wait longer than the timeout, e.g. behind long
-// holds) is dropped as if gone and queues again at the back. Safety is the redisson lock's: no
-// fencing token, and a pause longer than the lease loses the lock (K2); its release of an
-// expired lock reports success, as Redisson's does.
+// (its wait time plus the lease that was left when it last asked): fairness costs liveness. One
+// frozen further back is dropped when it reaches the head, at once if its timeout has passed.
+// Safety is the redisson lock's: no fencing token, and a pause longer than the lease loses the
+// lock (K2); its release of an expired lock reports success, as Redisson's does.
 
 import (
 	"context"
@@ -60,8 +70,8 @@ func init() {
 		Protects:  "everything redisson does, and starvation: waiters are served in the order they queued",
 		FailureModes: []string{
 			"a waiter frozen at the head of the queue blocks everyone behind it, with the lock free, until its timeout passes (up to its wait time " +
-				"plus a lease)",
-			"a waiter still waiting when its timeout passes is dropped from the queue and queues again at the back",
+				"plus a lease after it last asked)",
+			"a waiter that does not ask again for a lease plus its wait time (frozen, cut off) is dropped from the queue and queues again at the back",
 			"as redisson: a pause longer than the lease freezes the watchdog too, and the holder is never told (K2); no fencing token",
 		},
 		Scenarios: []string{"fairness-redis-fair", "paused-head-redis-fair", "dropped-waiters-redis-fair"},
@@ -85,40 +95,35 @@ while true do
 end
 `
 
-// fairAcquire is RedissonFairLock's tryLock script. KEYS: lock hash, queue, timeouts; ARGV:
-// lease ms, our id, wait ms, now ms. It answers nil when the lock is ours, else how long to wait.
+// fairAcquire is RedissonFairLock's tryLock script with the timeouts renewed (see the file's
+// comment). KEYS: lock hash, queue, timeouts; ARGV: lease ms, our id, wait ms, now ms. It
+// answers nil when the lock is ours, else how long to wait.
 var fairAcquire = redis.NewScript(fairDropTimedOut + `if redis.call('exists', KEYS[1]) == 0 and
    (redis.call('exists', KEYS[2]) == 0 or redis.call('lindex', KEYS[2], 0) == ARGV[2]) then
   redis.call('lpop', KEYS[2])
   redis.call('zrem', KEYS[3], ARGV[2])
-  local waiting = redis.call('zrange', KEYS[3], 0, -1)
-  for i = 1, #waiting do
-    redis.call('zincrby', KEYS[3], -tonumber(ARGV[3]), waiting[i])
-  end
   redis.call('hset', KEYS[1], ARGV[2], 1)
   redis.call('pexpire', KEYS[1], ARGV[1])
   return nil
 end
-if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+` + fairReentry + fairQueue)
+
+// fairReentry takes one more level of a hold that is ours.
+const fairReentry = `if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   redis.call('hincrby', KEYS[1], ARGV[2], 1)
   redis.call('pexpire', KEYS[1], ARGV[1])
   return nil
 end
-if redis.call('zscore', KEYS[3], ARGV[2]) ~= false then
-  return math.max(0, redis.call('pttl', KEYS[1]))
-end
-local last = redis.call('lindex', KEYS[2], -1)
-local ttl
-if last ~= false and last ~= ARGV[2] and redis.call('zscore', KEYS[3], last) ~= false then
-  ttl = tonumber(redis.call('zscore', KEYS[3], last)) - tonumber(ARGV[4])
-else
-  ttl = redis.call('pttl', KEYS[1])
-end
-local timeout = ttl + tonumber(ARGV[3]) + tonumber(ARGV[4])
-if redis.call('zadd', KEYS[3], timeout, ARGV[2]) == 1 then
+`
+
+// fairQueue ends the acquire script when the lock is not ours: it queues the caller at the back,
+// or, if it is queued already, renews its timeout (Redisson does not: see the file's comment),
+// and answers the lock's remaining lease, the longest the caller sleeps before it asks again.
+const fairQueue = `local ttl = math.max(0, redis.call('pttl', KEYS[1]))
+if redis.call('zadd', KEYS[3], tonumber(ARGV[4]) + ttl + tonumber(ARGV[3]), ARGV[2]) == 1 then
   redis.call('rpush', KEYS[2], ARGV[2])
 end
-return ttl`)
+return ttl`
 
 // fairRelease is RedissonFairLock's unlock script. KEYS: lock hash, queue, timeouts, channel
 // prefix; ARGV: unlock message, lease ms, our id, now ms. nil: not ours; 0: a level is left;
@@ -139,17 +144,11 @@ local head = redis.call('lindex', KEYS[2], 0)
 if head ~= false then redis.call('publish', KEYS[4] .. ':' .. head, ARGV[1]) end
 return 1`)
 
-// fairLeave is RedissonFairLock's acquireFailed script: leave the queue, and take our wait time
-// off the timeouts of everyone behind us. KEYS: queue, timeouts; ARGV: our id, wait ms.
+// fairLeave is RedissonFairLock's acquireFailed script: leave the queue. Redisson also takes
+// the leaver's wait time (ARGV[2]) off the timeouts of everyone behind it; here a timeout is not
+// counted from the waiter ahead, so nothing behind changes. KEYS: queue, timeouts; ARGV: our id,
+// our wait ms.
 var fairLeave = redis.NewScript(`
-local queue = redis.call('lrange', KEYS[1], 0, -1)
-local i = 1
-while i <= #queue and queue[i] ~= ARGV[1] do i = i + 1 end
-i = i + 1
-while i <= #queue do
-  redis.call('zincrby', KEYS[2], -tonumber(ARGV[2]), queue[i])
-  i = i + 1
-end
 redis.call('zrem', KEYS[2], ARGV[1])
 redis.call('lrem', KEYS[1], 0, ARGV[1])`)
 
@@ -159,8 +158,9 @@ type fairLock struct {
 	*hashLock
 	queue, timeouts string
 	channelPrefix   string // the release publishes on channelPrefix + ":" + the head's id
-	// The scripts: fairAcquire and fairRelease (a test-only copy swaps them: locks/mutants.go).
-	acquireScript, releaseScript *redis.Script
+	// The scripts: fairAcquire, fairRelease and fairLeave (test-only copies swap them:
+	// locks/mutants.go).
+	acquireScript, releaseScript, leaveScript *redis.Script
 }
 
 func newFairLock(env Env) *fairLock {
@@ -174,6 +174,7 @@ func newFairLock(env Env) *fairLock {
 		channelPrefix: prefix,
 		acquireScript: fairAcquire,
 		releaseScript: fairRelease,
+		leaveScript:   fairLeave,
 	}
 }
 
@@ -256,7 +257,7 @@ func (l *fairLock) try(ctx context.Context, waitMS int64) (time.Duration, error)
 func (l *fairLock) leave(waitMS int64) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.env.Timeout)
 	defer cancel()
-	_ = fairLeave.Run(ctx, l.rdb, []string{l.queue, l.timeouts}, l.field, waitMS).Err()
+	_ = l.leaveScript.Run(ctx, l.rdb, []string{l.queue, l.timeouts}, l.field, waitMS).Err()
 }
 
 // Release gives one level back; at count 0 the head of the queue is told.

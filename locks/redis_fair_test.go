@@ -139,6 +139,47 @@ func TestRedisFairFrozenHeadBlocksTheQueueUntilItsTimeout(t *testing.T) {
 	}
 }
 
+// A waiter that keeps asking keeps its place however long the queue stays non-empty: here for
+// four times its wait time plus the lease, behind a holder whose watchdog renews its lease. In
+// Redisson's scripts its timeout is never renewed, so it would be dropped after its wait time
+// plus the lease, and queue again behind the waiter that came after it.
+func TestRedisFairWaiterThatKeepsAskingKeepsItsPlace(t *testing.T) {
+	addr := redisNode(t)
+	ctx := context.Background()
+	const lease = 300 * time.Millisecond
+	const wait = 200 * time.Millisecond // the first waiter's: shorter than the contention
+	holder := newLock(t, "redis-fair", "holder", addr, lease)
+	first := fairOf(t, newLock(t, "redis-fair", "first", addr, lease))
+	second := fairOf(t, newLock(t, "redis-fair", "second", addr, lease))
+	if _, err := holder.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ask := func(f *fairLock, wait time.Duration) {
+		t.Helper()
+		if ttl, err := f.try(ctx, wait.Milliseconds()); err != nil || ttl < 0 {
+			t.Fatalf("%s asked while the holder holds: ttl %v, err %v; want it queued", f.env.Client, ttl, err)
+		}
+	}
+	// Both ask as a live waiter does, at least once a lease; the second with a wait time so long
+	// that it is never dropped, so only the first could lose its place.
+	for end := time.Now().Add(4 * (wait + lease)); time.Now().Before(end); time.Sleep(lease / 3) {
+		ask(first, wait)
+		ask(second, time.Minute)
+	}
+	if q := inspect(t, addr).LRange(ctx, first.queue, 0, -1).Val(); !slices.Equal(q, []string{first.field, second.field}) {
+		t.Fatalf("queue %v, want [first second] (%s %s)", q, first.field, second.field)
+	}
+	if err := holder.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ttl, err := first.try(ctx, wait.Milliseconds()); err != nil || ttl >= 0 {
+		t.Fatalf("the head asked after the release: ttl %v, err %v; want the lock", ttl, err)
+	}
+	if err := first.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestRedisFairIsReentrantAndRefusesOthersReleases(t *testing.T) {
 	addr := redisNode(t)
 	ctx := context.Background()

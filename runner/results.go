@@ -129,6 +129,7 @@ func judge(dir string) (*scenarios.Scenario, *checker.Log, checker.Verdict, erro
 	if sc != nil {
 		opts.StuckAfter, expect = stuckAfter(sc), sc.Expect
 		opts.StarvedAfter, opts.FirstComeFirstServed = starvedAfter(sc), sc.Design().Fair
+		opts.KeepsPlace = keepsPlace(sc)
 	}
 	v := log.Check(opts)
 	v.Inconclusive = expect.Inconclusive(v)
@@ -160,4 +161,14 @@ func starvedAfter(sc *scenarios.Scenario) time.Duration {
 	}
 	turn := time.Duration(max(sc.Clients-1, 1)) * (sc.Workload.Hold.D() + sc.Workload.Think.D())
 	return max(stuckAfter(sc), 2*turn)
+}
+
+// keepsPlace is how long the first attempt of an acquire op surely waits in a queued lock's line
+// (checker.Options.KeepsPlace): the worker bounds an attempt by four command timeouts or the
+// acquire timeout, whichever ends first (workloads: opContext), and a client may give up one
+// command timeout early to leave the line in time (redis-fair, redisson). At least a millisecond:
+// 0 would mean for good.
+func keepsPlace(sc *scenarios.Scenario) time.Duration {
+	wl := sc.Workload
+	return max(min(4*wl.Timeout.D(), wl.AcquireTimeout.D())-wl.Timeout.D(), time.Millisecond)
 }
