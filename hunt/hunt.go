@@ -136,6 +136,9 @@ func Scenario(s Spec) (*scenarios.Scenario, error) {
 		hold := ttl + time.Duration(d.PromiseRule(locks.Env{TTL: ttl}).Slack) + ttl/2
 		sc.Workload.Hold = scenarios.Duration(hold)
 		sc.Workload.AcquireTimeout = scenarios.Duration(max(3*time.Second, 3*hold))
+		if s.Mode == nemesis.ModeHunt { // fewer, longer holds: a fault every TTL rather than every two
+			pkg.Interval = scenarios.TTLs(1)
+		}
 	}
 	return scenarios.New(sc)
 }
