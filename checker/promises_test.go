@@ -141,13 +141,23 @@ func TestARenewalThatSaysNoLeavesOnlyTheOutlivedWindow(t *testing.T) {
 	wantClasses(t, classes(t, h), ClassOutlived)
 }
 
-// A waiter told it holds while the holder's lease still runs: broken.
+// A waiter told it holds while the holder's lease still runs: broken. The table, the verdict's
+// outcome and headline say so.
 func TestAWaiterToldItHoldsWhileTheHoldersLeaseRunsIsABrokenPromise(t *testing.T) {
 	h := newHistory().start(0).designs(leaseRule, "client-1", "client-2").
 		leased("client-1", 10, 11).
 		leased("client-2", 100, 101).
 		release("client-1", 200, 201).release("client-2", 300, 301).end(500).build()
 	wantClasses(t, classes(t, h), ClassBroken)
+	v := Check(h, Options{})
+	var b strings.Builder
+	if err := Table(v, &b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "every window: a broken promise; e.g. at 0.10 s, client-1 and client-2 were both promised") ||
+		v.Outcome != Broken || !strings.HasPrefix(v.Headline, "Broken: the lock told two clients") {
+		t.Errorf("outcome %s, headline %q, table:\n%s", v.Outcome, v.Headline, b.String())
+	}
 }
 
 // A hold that ends at its release leaves no promise behind: the next holder is no overlap.

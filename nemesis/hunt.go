@@ -83,6 +83,33 @@ func (r Random) moves(k *Kind) []move {
 	return out
 }
 
+// moveClasses groups moves by the way they aim: at the holder (now or at any point of its hold),
+// at a waiter, at a waiter through its holder's release, at the overtaken, at a fixed target, at
+// a client passing one of the design's points. A hunt draws a class, then a move in it: every way
+// of aiming gets the same share of the budget, however many points or servers it has.
+func moveClasses(moves []move) [][]move {
+	var keys []string
+	by := map[string][]move{}
+	for _, m := range moves {
+		key := m.state
+		switch {
+		case m.throughRelease:
+			key += " through release"
+		case m.state == "":
+			key = "fixed"
+		}
+		if _, ok := by[key]; !ok {
+			keys = append(keys, key)
+		}
+		by[key] = append(by[key], m)
+	}
+	out := make([][]move, len(keys))
+	for i, key := range keys {
+		out[i] = by[key]
+	}
+	return out
+}
+
 // hunt runs a hunt package until healed.
 func (n *Nemesis) hunt(r Random) {
 	rng := rand.New(rand.NewPCG(uint64(r.Seed), 0x68756e74))
@@ -135,11 +162,12 @@ func (r Random) drawMove(rng *rand.Rand) (Fault, move, bool) {
 	if err != nil {
 		return Fault{}, move{}, false
 	}
-	moves := r.moves(k)
-	if len(moves) == 0 {
+	classes := moveClasses(r.moves(k))
+	if len(classes) == 0 {
 		return Fault{}, move{}, false
 	}
-	m := moves[rng.IntN(len(moves))]
+	class := classes[rng.IntN(len(classes))]
+	m := class[rng.IntN(len(class))]
 	f := Fault{Kind: k.Name, Target: m.target, Point: m.point, For: dur(between(rng, d(r.MinFor), d(r.MaxFor)))}
 	if m.state != "" {
 		f.Target = m.state

@@ -100,3 +100,45 @@ func syntheticRun(t *testing.T, scenario []byte) string {
 	}
 	return dir
 }
+
+// Windows of double ownership are drawn in the colour of their class, with the evidence on
+// hover, and the legend names the classes.
+func TestWindowsAreColouredByClass(t *testing.T) {
+	dir := t.TempDir()
+	const s = int64(1e9)
+	rule := &history.PromiseRule{Words: "the lease"}
+	events := []history.Event{{Time: s, Process: history.Controller, Type: history.Note, F: history.Start}}
+	for _, c := range []string{"client-1", "client-2"} {
+		events = append(events, history.Event{Time: s, Process: history.Controller, Type: history.Note, F: history.ClientDesign,
+			Target: c, Design: "test", Rule: rule})
+	}
+	for i, c := range []string{"client-1", "client-2"} { // both promised 400 ms, 100 ms apart: a broken promise
+		at := s + int64(i)*100e6
+		events = append(events,
+			history.Event{Time: at, Process: c, Type: history.Invoke, F: history.Acquire, Op: 1},
+			history.Event{Time: at + 1e6, Process: c, Type: history.OK, F: history.Acquire, Op: 1, Promise: 400e6},
+			history.Event{Time: s + 300e6, Process: c, Type: history.Invoke, F: history.Release, Op: 2})
+	}
+	events = append(events, history.Event{Time: s + 500e6, Process: history.Controller, Type: history.Note, F: history.End})
+	w, err := history.Create(filepath.Join(dir, historyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		w.Append(e)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	page := string(raw)
+	for _, want := range []string{`class="overlap-mark broken"`, `class="overlap broken"`, "BROKEN: client-1 and client-2 were both promised",
+		`<span class="swatch broken"></span>broken promise`, "Broken: the lock told two clients they held it at the same time"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}

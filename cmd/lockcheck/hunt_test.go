@@ -19,11 +19,12 @@ import (
 	"github.com/lockcheck/lockcheck/shrink"
 )
 
-// The whole path on real servers: a hunt on set-nx-px under pauses finds a double ownership,
-// shrinks it to at most two faults, and the shrunk.yaml it writes passes lockcheck run as it is
-// (its expect block states the violation). Then shrink's two refusals: a run with no double
-// ownership (nothing to shrink), and one whose faults cannot have caused the one it shows (a
-// synthetic history): no schedule reproduces it, and nothing is written.
+// The whole path on real servers: a hunt for broken promises on set-nx-px under pauses finds only
+// holders that outlived their leases (K2): counted, not a find. Asked for any double ownership,
+// it finds one, shrinks it to at most two faults, and the shrunk.yaml it writes passes lockcheck
+// run as it is (its expect block states the violation). Then shrink's two refusals: a run with no
+// double ownership (nothing to shrink), and one whose faults cannot have caused the one it shows
+// (a synthetic history): no schedule reproduces it, and nothing is written.
 func TestHuntAndShrinkEndToEnd(t *testing.T) {
 	bin := lockcheck(t)
 	repo, _ := filepath.Abs("../..")
@@ -34,8 +35,13 @@ func TestHuntAndShrinkEndToEnd(t *testing.T) {
 		return string(out), exitCode(err)
 	}
 	results := t.TempDir()
+	out, code := run("hunt", "set-nx-px", "--faults", "pause", "--runs", "3", "--each", "8s", "--results", results)
+	if code != exitMatch || !strings.Contains(out, "nothing found") || !regexp.MustCompile(`[1-9]\d* window\(s\) a holder outlived its promise \(K2\)`).MatchString(out) ||
+		!strings.Contains(out, " 0 broken promise(s)") {
+		t.Fatalf("hunt for broken promises on set-nx-px: exit %d, want 0 with holders that outlived their promises counted:\n%s", code, out)
+	}
 	started := time.Now()
-	out, code := run("hunt", "set-nx-px", "--faults", "pause", "--runs", "5", "--each", "10s", "--check", "3", "--results", results)
+	out, code = run("hunt", "set-nx-px", "--faults", "pause", "--find", "any", "--runs", "5", "--each", "10s", "--check", "3", "--results", results)
 	if code != exitMismatch {
 		t.Fatalf("hunt: exit %d, want 1 (found):\n%s", code, out)
 	}

@@ -107,7 +107,11 @@ func shrinkRun(ctx context.Context, dir string, c shrinkConfig, out io.Writer) (
 		}
 	}
 	if !hunt.Found(v, find) {
-		return "", &exitError{exitHarness, fmt.Errorf("%s: the history shows no %s: nothing to shrink", dir, hunt.FindWords(find))}
+		what := "double ownership"
+		if find != hunt.FindAny {
+			what = hunt.FindWords(find)
+		}
+		return "", &exitError{exitHarness, fmt.Errorf("%s: the history shows no %s: nothing to shrink", dir, what)}
 	}
 	events, err := history.ReadFile(filepath.Join(dir, runner.HistoryFile))
 	if err != nil {
