@@ -296,13 +296,16 @@ func (pc *promiseCheck) impossibleYes(holds []int, to int64) string {
 			if y.ok > to {
 				continue
 			}
-			barred := union(append(append([]period(nil), pc.othersKept(i)...), pc.certainlyGone(h.client, y.promise, y.session)...)...)
+			barred := union(append(append([]period(nil), pc.othersKept(i)...), pc.certainlyGone(h.client, y.session)...)...)
 			asked := periods{{y.ask, y.ok + 1}}
 			continues := y.f == idRenew || y.f == idCheck
 			if continues {
 				asked = periods{{h.start, y.ok + 1}}
 			}
 			left := asked.minus(barred)
+			if !continues {
+				left = pc.consistentGrants(i, y, left)
+			}
 			if !continues && len(left) > 0 || continues && len(left) > 0 && left[0].from == h.start && left[0].to > y.ask {
 				continue
 			}
@@ -317,14 +320,66 @@ func (pc *promiseCheck) impossibleYes(holds []int, to int64) string {
 					pc.name(h.client), pc.at(y.ok), pc.l.str(y.f), pc.at(y.ask), pc.at(first))
 			}
 			parts := pc.promisedTo(i, asked)
-			if gone := pc.certainlyGone(h.client, y.promise, y.session).intersect(asked); len(gone) > 0 {
+			if gone := pc.certainlyGone(h.client, y.session).intersect(asked); len(gone) > 0 {
 				parts = append(parts, fmt.Sprintf("%s's own lease had certainly gone by %s (it was frozen for longer than its lease "+
 					"and the servers' slack)", pc.name(h.client), pc.at(gone[0].from)))
+			}
+			if gaps := asked.minus(barred); !continues && len(gaps) > 0 {
+				parts = append(parts, fmt.Sprintf("a grant in the hand-overs between (%s) would have made the next client's yes "+
+					"the broken one, %s's session being alive then", pc.periodWords(gaps), pc.name(h.client)))
 			}
 			return s + strings.Join(parts, "; ")
 		}
 	}
 	return ""
+}
+
+// consistentGrants keeps the moments of free that a grant to hold i's client by yes y could
+// have come at without breaking a promise to another client: a client granted at g holds while
+// its session lives, as far as its renewals show from g on, until it lets go, so another client
+// told it holds in that stretch would have been told falsely. A moment whose stretch holds such a yes is no way
+// out: a promise was broken either way. The latest moment of each stretch of free is tried (the
+// later the grant, the fewer yeses after it).
+func (pc *promiseCheck) consistentGrants(i int, y yes, free periods) periods {
+	h := pc.holds[i]
+	var alive []period // the client's session, as its renewals show it
+	for _, r := range pc.yeses[h.client] {
+		if r.promise > 0 && (y.session == idEmpty || r.session == y.session) {
+			alive = append(alive, period{r.ok, r.ask + r.promise})
+		}
+	}
+	session := union(alive...)
+	var out periods
+	for _, p := range free {
+		g := p.to - 1
+		until := g
+		for _, s := range session {
+			if s.from <= g && g < s.to {
+				until = min(s.to, h.end) // it holds until it lets go
+			}
+		}
+		if !pc.otherYesIn(i, g, until) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// otherYesIn reports whether a client other than hold i's was told it holds the lock, on a hold
+// that excludes hold i's, by a request sent and answered within (from, to): granted in it.
+func (pc *promiseCheck) otherYesIn(i int, from, to int64) bool {
+	h := pc.holds[i]
+	for j, o := range pc.holds {
+		if o.client == h.client || (o.shared && h.shared) {
+			continue
+		}
+		for _, c := range pc.claims[j] {
+			if c.ask > from && c.ok < to { // asked after from: it was granted then, not earlier
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // othersKept are the moments in which a client other than hold i's held a promise for a hold
@@ -383,8 +438,8 @@ func (pc *promiseCheck) periodWords(ps periods) string {
 // session, however late, cannot be a grant made after it died. Silence counts only when nothing
 // was done to the servers meanwhile (a new leader extends every lease) and no delay held back
 // what the client had sent.
-func (pc *promiseCheck) certainlyGone(c int32, lease int64, session int32) periods {
-	rule := pc.l.rules[c]
+func (pc *promiseCheck) certainlyGone(c int32, session int32) periods {
+	rule, lease := pc.l.rules[c], pc.leaseOf(c, session)
 	if lease <= 0 || rule == nil {
 		return nil
 	}
@@ -411,6 +466,23 @@ func (pc *promiseCheck) certainlyGone(c int32, lease int64, session int32) perio
 		}
 	}
 	return union(gone...)
+}
+
+// leaseOf is how long a yes on client c's session lasts, the longest its yeses promised (0 when
+// none did; Forever when one lasts until released): an acquisition that renews nothing by itself
+// promises nothing, yet lives on its lease.
+func (pc *promiseCheck) leaseOf(c, session int32) int64 {
+	var lease int64
+	for _, y := range pc.yeses[c] {
+		if session != idEmpty && y.session != session {
+			continue
+		}
+		if y.promise == history.Forever {
+			return history.Forever
+		}
+		lease = max(lease, y.promise)
+	}
+	return lease
 }
 
 // silences reports whether fault f keeps its target from reaching any server: a pause, or a

@@ -415,3 +415,26 @@ func TestAYesOnASessionThatDiedWhileFrozenIsABrokenPromiseHoweverLate(t *testing
 		release("client-2", 2600, 2601).release("client-1", 2700, 2701).end(3000)
 	wantClasses(t, classes(t, b.build()), ClassBroken)
 }
+
+// The waiter, queued through several hand-overs before it froze: the lock was free for an instant
+// at each, while the waiter's session lived. A grant to it then would have made the next holder's
+// yes the broken one, its session living on; after it froze past its lease, nothing could make its
+// late yes true. Broken, whichever way (the hunt's find on etcd's 3.4.3 client).
+func TestAWaiterPassedOverAtHandOversThenFrozenIsABrokenPromise(t *testing.T) {
+	session := history.PromiseRule{Words: "the session", Slack: ms(500)}
+	renewEvery := func(b *builder, c, s string, from, to float64) {
+		for t := from; t < to; t += 300 {
+			b.promised(c, history.Renew, t, t+1, 1000, -1, s)
+		}
+	}
+	b := newHistory().start(0).designs(session, "client-1", "client-2", "client-3").
+		promised("client-1", history.Acquire, 10, 11, 0, -1, "s1").release("client-1", 1000, 1001).
+		promised("client-2", history.Acquire, 20, 1010, 0, -1, "s2").release("client-2", 2000, 2001).
+		promised("client-1", history.Acquire, 1002, 2010, 0, -1, "s1").release("client-1", 5000, 5001)
+	renewEvery(b, "client-1", "s1", 0, 5000)
+	renewEvery(b, "client-2", "s2", 0, 5000)
+	renewEvery(b, "client-3", "s3", 0, 2100) // client-3 waits from 30, renewing, and freezes at 2100
+	b.pause("client-3", 2100, 4500).
+		promised("client-3", history.Acquire, 30, 4510, 0, -1, "s3").release("client-3", 4600, 4601).end(5500)
+	wantClasses(t, classes(t, b.build()), ClassBroken)
+}

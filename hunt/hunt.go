@@ -74,6 +74,9 @@ func Scenario(s Spec) (*scenarios.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.Faults, err = suited(spec, s.Lock, s.Faults); err != nil {
+		return nil, err
+	}
 	pkg := &nemesis.Random{Mode: nemesis.ModeHunt, Faults: slices.Clone(s.Faults)}
 	switch s.Mode {
 	case nemesis.ModeHunt:
@@ -135,12 +138,42 @@ func Scenario(s Spec) (*scenarios.Scenario, error) {
 		// late.
 		hold := ttl + time.Duration(d.PromiseRule(locks.Env{TTL: ttl}).Slack) + ttl/2
 		sc.Workload.Hold = scenarios.Duration(hold)
-		sc.Workload.AcquireTimeout = scenarios.Duration(max(3*time.Second, 3*hold))
+		sc.Workload.AcquireTimeout = scenarios.Duration(max(3*time.Second, 4*hold+ttl))
 		if s.Mode == nemesis.ModeHunt { // fewer, longer holds: a fault every TTL rather than every two
 			pkg.Interval = scenarios.TTLs(1)
 		}
+		if d.Blocking != "" {
+			// One attempt is bounded at four command timeouts: long enough, here, to wait behind
+			// the three other clients' holds and a freeze, so that a waiter stays queued through
+			// them (a shorter attempt gives up, and what the lock would have told it is never heard).
+			sc.Workload.Timeout = scenarios.Duration((4*hold + ttl) / 4)
+		}
 	}
 	return scenarios.New(sc)
+}
+
+// suited leaves out of faults a client's clock step when the design is a program of its own (a
+// library at a version, a design file): the step sets the worker's clock, which the program does
+// not read, so it would spend the hunt's budget on nothing. It errs if nothing is left.
+func suited(spec scenarios.LockSpec, lock string, faults []string) ([]string, error) {
+	path := "hunt.yaml"
+	if spec.File != "" {
+		abs, err := filepath.Abs(lock)
+		if err != nil {
+			return nil, err
+		}
+		path, spec.File = filepath.Join(filepath.Dir(abs), path), filepath.Base(abs)
+	}
+	d, err := scenarios.DesignNamed(spec, path)
+	if err != nil || !d.External || !slices.Contains(faults, history.Clock) {
+		return faults, err
+	}
+	out := slices.DeleteFunc(slices.Clone(faults), func(f string) bool { return f == history.Clock })
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s runs as a program of its own, which does not read the worker's clock: a client's clock step "+
+			"cannot reach it; hunt it with other faults (%s)", lock, strings.Join(ClientKinds(), ", "))
+	}
+	return out, nil
 }
 
 // lockSpec is how a hunt's scenario names its design, and a short name for the scenario's.

@@ -63,16 +63,15 @@ the run folder gets shrunk.yaml, the smallest schedule found that shows it every
 			}
 			sc.find = findFlag
 			spec := hunt.Spec{Lock: args[0], Faults: faults, Within: each, Mode: mode, Server: server}
-			if _, err := hunt.Scenario(spec); err != nil {
+			first, err := hunt.Scenario(spec)
+			if err != nil {
 				return &exitError{exitHarness, fmt.Errorf("%w (faults a hunt draws: %s)", err, strings.Join(hunt.ClientKinds(), ", "))}
 			}
 			if err := runner.CheckMachine(); err != nil {
 				return &exitError{exitHarness, err}
 			}
 			out := cmd.OutOrStdout()
-			if len(faults) == 0 {
-				faults = hunt.DefaultFaults
-			}
+			faults = first.Schedule().Random.Faults // what the package draws, for this design
 			fmt.Fprintf(out, "hunt %s for %s under %s (%s mode): each run up to %s, budget %s\n",
 				args[0], hunt.FindWords(find), strings.Join(faults, ", "), mode, each, budgetWords(budget, runs))
 			ctx := cmd.Context()
