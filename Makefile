@@ -6,7 +6,7 @@ BIN     := bin/lockcheck
 PKGS    := ./...
 
 .PHONY: all deps build run test test-pure test-docker test-packages tidy-check flakes vet repeat debate debate-repeat \
-	debate-repeat-docker jepsen-etcd matrix mutants bench hunt-bench soak byol track-record images clean
+	debate-repeat-docker jepsen-etcd matrix matrix-repeat mutants bench hunt-bench soak byol track-record images clean
 
 all: build
 
@@ -175,6 +175,13 @@ track-record: deps build
 # results/matrix/latest/matrix.{md,json,html}.
 matrix: deps build
 	./$(BIN) matrix
+
+# Repeatability: the whole default grid twice, each run's statuses counted cell by cell into
+# matrix/repeatability.json, which lockcheck builds in and judges the cells that vary by (their
+# rates); each run lists the cells whose runs differed (about 25 minutes on 2 cores).
+matrix-repeat: deps build
+	./$(BIN) matrix --record matrix/repeatability.json --results results/matrix-repeat
+	./$(BIN) matrix --record matrix/repeatability.json --results results/matrix-repeat
 
 # Mutants: each mutant design (a shipped design with one realistic bug, locks/mutants.go, built
 # only with the mutants tag) and its original under every matrix column; prints which columns

@@ -121,29 +121,37 @@ func (o Outcome) starvedKinds() string {
 type Cell struct {
 	Lock     string        `json:"lock"`
 	Fault    string        `json:"fault"`
-	Status   Status        `json:"status"` // the most frequent run status
+	Status   Status        `json:"status"` // the worst run status
 	Agree    int           `json:"agree"`  // runs that reached Status
 	Runs     int           `json:"runs"`
 	Detail   string        `json:"detail"` // of the first run that reached Status
 	Outcomes []Outcome     `json:"outcomes,omitempty"`
 	Wall     time.Duration `json:"wall_ns"`
+	// Recorded is what the grid's record says of the cell (record.go): how often it showed each
+	// status when measured; nil when the record does not have it.
+	Recorded *RecordedCell `json:"recorded,omitempty"`
 }
 
-// summarise sets the cell's status from its runs: the most frequent one, ties going to the worse.
+// summarise sets the cell's status from its runs: the worst one, with how many runs reached it
+// (a cell that varies shows what it can come to, and how often).
 func (c *Cell) summarise() {
 	counts := map[Status]int{}
 	for _, o := range c.Outcomes {
 		counts[o.Status]++
 	}
-	best := Status("")
-	for _, s := range append([]Status{Error}, checker.Outcomes...) { // worst first wins ties
-		if counts[s] > counts[best] {
-			best = s
+	worst := Status("")
+	for _, s := range append([]Status{Error}, checker.Outcomes...) { // worst first
+		if counts[s] > 0 {
+			worst = s
+			break
 		}
 	}
-	c.Status, c.Agree, c.Runs = best, counts[best], len(c.Outcomes)
+	if worst == "" && len(c.Outcomes) > 0 { // n/a
+		worst = c.Outcomes[0].Status
+	}
+	c.Status, c.Agree, c.Runs = worst, counts[worst], len(c.Outcomes)
 	for _, o := range c.Outcomes {
-		if o.Status == best {
+		if o.Status == worst {
 			c.Detail = o.Detail
 			if o.Err != "" {
 				c.Detail = o.Err
@@ -186,6 +194,9 @@ func (c Cell) Label() string {
 	if c.Runs > 1 {
 		s += fmt.Sprintf(" %d/%d", c.Agree, c.Runs)
 	}
+	if c.Recorded.Varies() {
+		s += " (varies: " + c.Recorded.Rates() + ")"
+	}
 	return s
 }
 
@@ -194,16 +205,25 @@ func (c Cell) Label() string {
 // (checker.Outcomes): --require unsafe passes a holder outliving its lease and fails a broken
 // promise. n/a cells
 // always pass; errors never do; without a gate (require "") every other cell passes.
+//
+// A cell the record says varies (Recorded) passes when its runs worse than require are no more
+// than its recorded rate of such runs explains (a one-sided binomial test, as for a scenario's
+// sometimes: block): chance alone does not fail a gate, a cell that got worse does.
 func (c Cell) Meets(require Status) bool {
+	return statusMeets(c.Status, require) || c.Status != Error && c.withinRate(require)
+}
+
+// statusMeets reports whether status s meets a gate of require.
+func statusMeets(s, require Status) bool {
 	switch {
-	case c.Status == NA:
+	case s == NA:
 		return true
-	case c.Status == Error:
+	case s == Error:
 		return false
 	case require == "":
 		return true
 	}
-	return checker.AtLeast(c.Status, require)
+	return checker.AtLeast(s, require)
 }
 
 // ParseRequire checks a --require value: an outcome (checker.Outcomes), or "" for no gate. The

@@ -146,7 +146,10 @@ func (m *Matrix) Markdown(w io.Writer, base string) {
 		"but the named fencing register stayed linearizable with nothing lost; stuck = the lock was never freed again; "+
 		"inconclusive = the run proves nothing (no acquisition); unsafe = double ownership or the unfenced register lost "+
 		"data, and no register of the design kept it correct (a double ownership that lost nothing in this run is unsafe "+
-		"too, and so is any failure with no fault, fencing or not); n/a = the fault does not apply. "+
+		"too, and so is any failure with no fault, fencing or not), its double ownership a holder that outlived its promise "+
+		"(outlived) or a fault on the servers (explained); broken = the lock told two clients they held it at the same time, "+
+		"and no fault on its servers explains it; n/a = the fault does not apply. A cell of several runs shows its worst "+
+		"status and how many runs reached it; \"varies\" gives the rates its record measured, by which a gate judges it. "+
 		"`--require S` passes S and every better status. Reproduce a cell: "+
 		"`lockcheck matrix --locks LOCK --faults FAULT`.\n")
 }
@@ -178,7 +181,7 @@ var page = template.Must(template.New("matrix").Funcs(template.FuncMap{
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
 table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:6px 8px;vertical-align:top}
 th{background:#f4f4f4;font-weight:600}td.lock{font-weight:600;white-space:nowrap}
-.safe{background:#d9f2dd}.damaged{background:#e6f0c0}.starved{background:#f5e6c8}.rescued{background:#fff2c2}.unsafe{background:#f8d0cc}.stuck{background:#e4d7f5}
+.safe{background:#d9f2dd}.damaged{background:#e6f0c0}.starved{background:#f5e6c8}.rescued{background:#fff2c2}.unsafe{background:#f8d0cc}.broken{background:#b22222;color:#fff}.stuck{background:#e4d7f5}
 .na{background:#eee;color:#888}.error{background:#888;color:#fff}
 td small{display:block;color:#444;max-width:18em}a{color:inherit}
 </style></head><body>
@@ -192,7 +195,7 @@ td small{display:block;color:#444;max-width:18em}a{color:inherit}
 {{- else}}<td>—</td>{{end}}{{end}}</tr>
 {{end}}</table>
 {{with .M.Baseline}}<h2>Against the baseline</h2><p>{{.}}: {{if $.M.Regressions}}{{len $.M.Regressions}} cell(s) got worse.</p><ul>{{range $.M.Regressions}}<li><b>{{.Lock}} × {{.Fault}}</b>{{if ne .Baseline .Lock}} (against {{.Baseline}}){{end}}: {{range $i, $h := .How}}{{if $i}}; {{end}}{{$h}}{{end}}</li>{{end}}</ul>{{else}}no cell got worse.</p>{{end}}{{end}}
-<p>Best first — safe: mutual exclusion held, nothing lost, no collateral damage · damaged: held and nothing lost, but rightful users were harmed (failed releases, refused by fencing, tokens out of order, a fair design's unfair overtakes) · starved: held and nothing lost, but a client asked in vain while others were served, or askers were refused most of the run · rescued: the lock failed under the fault, a fencing register stayed correct · stuck: never freed again · inconclusive: the run proves nothing · unsafe: the lock failed and nothing the design offers kept the data correct (with no fault, fencing is no rescue) · n/a: fault does not apply</p>
+<p>Best first — safe: mutual exclusion held, nothing lost, no collateral damage · damaged: held and nothing lost, but rightful users were harmed (failed releases, refused by fencing, tokens out of order, a fair design's unfair overtakes) · starved: held and nothing lost, but a client asked in vain while others were served, or askers were refused most of the run · rescued: the lock failed under the fault, a fencing register stayed correct · stuck: never freed again · inconclusive: the run proves nothing · unsafe: the lock failed and nothing the design offers kept the data correct (with no fault, fencing is no rescue); a holder outlived its promise (outlived) or a fault on the servers explains it (explained) · broken: the lock told two clients they held it at the same time, and no fault on its servers explains it · n/a: fault does not apply. A cell with several runs shows its worst status and how many runs reached it; "varies" gives the rates its record measured, which a gate judges it by</p>
 </body></html>
 `))
 

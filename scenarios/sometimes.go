@@ -56,6 +56,13 @@ func (s *Sometimes) Consistent(seen, runs int) bool {
 	return true
 }
 
+// ConsistentWithRate is Consistent for an outcome measured at rate (a fraction), accepted within
+// rate ± tolerance: how a matrix cell that varies is judged against its recorded rate.
+func ConsistentWithRate(seen, runs int, rate, tolerance float64) bool {
+	s := Sometimes{rate: rate, Tolerance: tolerance}
+	return s.Consistent(seen, runs)
+}
+
 // binomialTail is P(X >= k) for X ~ Binomial(n, p).
 func binomialTail(n int, p float64, k int) float64 {
 	if k <= 0 {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -53,6 +54,7 @@ type designRow struct {
 	Waits         string   `json:"waits"`    // blocks | polls
 	WaitsBy       string   `json:"waits_by"` // how, in words
 	Token         string   `json:"fencing_token"`
+	Promise       string   `json:"promise"` // what a yes of the lock promises, at a 1 s TTL (VERDICTS.md, promises)
 	Fair          bool     `json:"first_come_first_served"`
 	VariantOf     string   `json:"variant_of,omitempty"`
 	Source        string   `json:"source"`
@@ -70,6 +72,7 @@ func designRows(designs []locks.Design) []designRow {
 		rows = append(rows, designRow{Name: d.Name, Service: d.ServiceName(), Nodes: d.Nodes, Expires: d.Expires,
 			Waits: waitsWord(d), WaitsBy: d.WaitsBy(), Token: d.Token, Fair: d.Fair, VariantOf: d.VariantOf, Source: d.Source, Summary: d.Summary,
 			Protects: d.Protects, FailureModes: nonNil(d.FailureModes), Scenarios: nonNil(d.Scenarios),
+			Promise: d.PromiseRule(locks.Env{TTL: time.Second}).Words,
 			Points: nonNil(d.Points), NotApplicable: nonNil(matrix.NotApplicable(d))})
 	}
 	return rows
@@ -138,6 +141,7 @@ func writeList(out io.Writer, rows []designRow, mode listMode) error {
 			field("fencing token", r.Token)
 			field("protects against", r.Protects)
 			field("waits", r.WaitsBy)
+			field("a yes promises (at a 1 s TTL)", r.Promise)
 			if r.VariantOf != "" {
 				field("variant of", r.VariantOf+", for a published bug's reproduction (left out of the default matrix)")
 			}

@@ -3,9 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,7 +22,7 @@ import (
 
 func newMatrixCommand() *cobra.Command {
 	var o matrix.Options
-	var resultsDir, junitFile, require, provider, endpoints, shardFlag, baseline, baselineLock string
+	var resultsDir, junitFile, require, provider, endpoints, shardFlag, baseline, baselineLock, rates, record string
 	cmd := &cobra.Command{
 		Use: "matrix",
 		Short: "Run a grid of locks × faults and tabulate safe / damaged / starved / rescued by fencing / stuck / unsafe (exit 1: a cell " +
@@ -40,7 +43,11 @@ RESULTS/matrix/<time>/ (RESULTS/matrix/latest points at the newest). Each cell s
   inconclusive  no acquisition, or no answer: the run proves nothing;
   unsafe        the lock failed and nothing the design offers kept the data correct ("no token"
                 when the design has none); a lock that fails with no fault at all (the none
-                column) is unsafe even when fencing kept the data;
+                column) is unsafe even when fencing kept the data; its double ownership a
+                holder outliving its promise (", outlived": K2, the limit of every lease) or a
+                fault on the servers (", explained");
+  broken        the lock broke its promise: it told two clients they held it at the same time,
+                and no fault on its servers explains it (a bug of the lock's own);
 and outside that order n/a (the fault does not apply) and error (the harness failed).
 
 Cells run --parallel at a time (each run has its own servers, ports and run folder; a run mostly
@@ -49,7 +56,8 @@ cells); --parallel 1 runs one after another, the quiet condition.
 
 As a CI gate: --require S fails (exit 1) unless every cell has status S or a better one in the
 order above: --require safe passes only safe cells, --require damaged safe and damaged ones,
---require starved also starved ones, --require rescued also rescued ones, and so on.
+--require starved also starved ones, --require rescued also rescued ones, and so on;
+--require unsafe passes holders that outlive their leases and fails any broken promise.
 n/a cells always pass. Exit 2: the harness itself failed in some cell (error never passes).
 
 As a regression gate: --baseline PREVIOUS compares each cell with the same lock's cell under the
@@ -111,9 +119,21 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 			o.OnCell = func(done, total int, c matrix.Cell) {
 				fmt.Fprintf(out, "[%d/%d] %s\n", done, total, matrix.Describe(c))
 			}
+			rec := matrix.Recorded()
+			if rates != "" {
+				if rec, err = readRates(rates); err != nil {
+					return &exitError{exitHarness, fmt.Errorf("--rates: %w", err)}
+				}
+			}
 			m, err := matrix.Run(cmd.Context(), o)
 			if err != nil {
 				return &exitError{exitHarness, err}
+			}
+			rec.Attach(m)
+			if record != "" {
+				if err := addRecord(out, record, m, o); err != nil {
+					return &exitError{exitHarness, fmt.Errorf("--record: %w", err)}
+				}
 			}
 			switch {
 			case base != nil:
@@ -127,7 +147,7 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 	f := cmd.Flags()
 	f.StringSliceVar(&o.Locks, "locks", nil, "rows: lock designs (default: all; see lockcheck list)")
 	f.StringSliceVar(&o.Faults, "faults", nil, "columns: faults (default: all)")
-	f.IntVar(&o.Count, "count", 1, "runs per cell; a cell shows its most frequent status and how many runs agreed")
+	f.IntVar(&o.Count, "count", 1, "runs per cell; a cell shows its worst status and how many runs reached it")
 	f.Int64Var(&o.Seed, "seed", 1, "seed of every cell's scenario")
 	f.IntVar(&o.Parallel, "parallel", defaultMatrixParallel,
 		"runs side by side (each has its own servers, ports and run folder); 1 runs one cell after another")
@@ -143,7 +163,46 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 		"gate: exit 1 if a cell got worse than in this earlier matrix (matrix.json, matrix folder or results folder)",
 	)
 	f.StringVar(&baselineLock, "baseline-lock", "", "gate: exit 1 if a cell of another row got worse than this lock's cell under the same fault")
+	f.StringVar(&rates, "rates", "", "judge the cells that vary by the rates in this record (default: the record built into lockcheck, "+
+		"measured on its default grid; none: every run must meet the gate)")
+	f.StringVar(&record, "record", "", "add this run's statuses, cell by cell, to this record (made if missing), and list the cells whose runs differed")
 	return cmd
+}
+
+// readRates reads a --rates record: a file, or "none" for an empty one.
+func readRates(path string) (*matrix.Record, error) {
+	if path == "none" {
+		return &matrix.Record{Cells: map[string]*matrix.RecordedCell{}}, nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	return matrix.ReadRecord(path)
+}
+
+// addRecord counts m's runs into the record at path and says which cells varied.
+func addRecord(out io.Writer, path string, m *matrix.Matrix, o matrix.Options) error {
+	rec, err := matrix.ReadRecord(path)
+	if err != nil {
+		return err
+	}
+	host, _ := os.Hostname()
+	rec.Add(m, fmt.Sprintf("%s: %d run(s) a cell, --parallel %d, %d cores (%s), took %s", m.Started.Format("2006-01-02 15:04"),
+		o.Count, o.Parallel, runtime.NumCPU(), host, m.Wall.Round(time.Second)))
+	if err := rec.Write(path); err != nil {
+		return err
+	}
+	varied := 0
+	for _, rc := range rec.Cells {
+		if rc.Varies() {
+			varied++
+		}
+	}
+	fmt.Fprintf(out, "record %s: %d cell(s), %d of them varied over the runs recorded\n", path, len(rec.Cells), varied)
+	for _, c := range matrix.Differed(m) {
+		fmt.Fprintf(out, "  this run: %s × %s varied: %s\n", c.Lock, c.Fault, c.Label())
+	}
+	return nil
 }
 
 // defaultMatrixParallel is --parallel's default, chosen by measurement on 2 cores (docs/MATRIX.md).
