@@ -22,7 +22,7 @@ import (
 // Record is the measured rates of the grid's cells.
 type Record struct {
 	// Measured says when, where and how: "2026-11-28, 2 cores, lockcheck matrix --count 2 ...".
-	Measured []string                `json:"measured"`
+	Measured []string                 `json:"measured"`
 	Cells    map[string]*RecordedCell `json:"cells"` // by CellKey
 }
 

@@ -73,7 +73,7 @@ func designRows(designs []locks.Design) []designRow {
 			Waits: waitsWord(d), WaitsBy: d.WaitsBy(), Token: d.Token, Fair: d.Fair, VariantOf: d.VariantOf, Source: d.Source, Summary: d.Summary,
 			Protects: d.Protects, FailureModes: nonNil(d.FailureModes), Scenarios: nonNil(d.Scenarios),
 			Promise: d.PromiseRule(locks.Env{TTL: time.Second}).Words,
-			Points: nonNil(d.Points), NotApplicable: nonNil(matrix.NotApplicable(d))})
+			Points:  nonNil(d.Points), NotApplicable: nonNil(matrix.NotApplicable(d))})
 	}
 	return rows
 }
