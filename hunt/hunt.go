@@ -225,11 +225,11 @@ func ParseFind(s string) (checker.WindowClass, error) {
 	return "", fmt.Errorf("--find %q: valid finds: %s", s, strings.Join(Finds, ", "))
 }
 
-// FindWords names a find for messages: "a broken promise", "any double ownership".
+// FindWords names a find for messages: "broken promises", "any double ownership".
 func FindWords(find checker.WindowClass) string {
 	switch find {
 	case FindBroken:
-		return "a broken promise"
+		return "broken promises"
 	case FindExplained:
 		return "double ownership a fault on the servers explains, or worse"
 	}

@@ -40,8 +40,8 @@ type move struct {
 	state  string // Holder, Waiter, Overtaken, passer; "" for a fixed target
 	point  string // a program point, or "" for now
 	target string // a fixed target (a server, or a client named in targets)
-	// throughRelease: the longest waiter, silenced (frozen, or cut from every server) as soon as
-	// a new hold begins, for 2.5–3.5 TTLs: its own lease ends while it waits, and the holder lets
+	// throughRelease: the longest waiter, silenced (frozen, or cut from every server) as a new
+	// hold begins (its holder passing after-acquire), for 2.5–3.5 TTLs: its own lease ends while it waits, and the holder lets
 	// go meanwhile if its hold outlasts a lease and the servers' slack (a hunt's holds do, for
 	// designs that renew). A lock that then tells the waiter it holds broke its promise (etcd
 	// #11456, a ZooKeeper waiter whose session expired); one that checks says no.
@@ -65,7 +65,7 @@ func (r Random) moves(k *Kind) []move {
 		case Waiter:
 			out = append(out, move{state: Waiter})
 			if k.Silences {
-				out = append(out, move{state: Waiter, throughRelease: true})
+				out = append(out, move{state: Waiter, point: HoldBegins, throughRelease: true})
 			}
 		case Overtaken:
 			out = append(out, move{state: Overtaken, point: "after-acquire"})
@@ -126,13 +126,6 @@ func (n *Nemesis) hunt(r Random) {
 			return
 		}
 		switch {
-		case m.throughRelease:
-			client, ok := n.awaitNewHold(patience)
-			if !ok {
-				continue
-			}
-			f.As, f.Target = Waiter, client
-			n.apply(f, false)
 		case m.point != "":
 			n.atNextPass(f, m, patience)
 		case m.state != "":
@@ -182,29 +175,6 @@ func (r Random) drawMove(rng *rand.Rand) (Fault, move, bool) {
 	return f, m, true
 }
 
-// awaitNewHold waits (bounded by patience) for the next acquisition, and returns the client that
-// has waited longest behind it then.
-func (n *Nemesis) awaitNewHold(patience time.Duration) (string, bool) {
-	deadline := time.NewTimer(patience)
-	defer deadline.Stop()
-	seen := n.state.Acquisitions()
-	for {
-		changed := n.state.Changed()
-		if now := n.state.Acquisitions(); now > seen {
-			if c := n.state.Candidates(Waiter); len(c) > 0 {
-				return c[0], true
-			}
-			seen = now
-		}
-		select {
-		case <-changed:
-		case <-deadline.C:
-			return "", false
-		case <-n.ctx.Done():
-			return "", false
-		}
-	}
-}
 
 // awaitFor is await bounded by patience as well as by the heal.
 func (n *Nemesis) awaitFor(state string, pick func([]string) string, patience time.Duration) (string, bool) {

@@ -24,7 +24,7 @@ func TestHuntMovesFollowTheTargetsAndKinds(t *testing.T) {
 	pause, _ := Lookup("pause")
 	got := r.moves(pause)
 	want := []move{{state: Holder}, {state: Holder, point: "after-acquire"}, {state: Holder, point: "before-write"},
-		{state: Holder, point: "after-validity-check"}, {state: Waiter}, {state: Waiter, throughRelease: true},
+		{state: Holder, point: "after-validity-check"}, {state: Waiter}, {state: Waiter, point: HoldBegins, throughRelease: true},
 		{state: Overtaken, point: "after-acquire"},
 		{target: "n1"}, {state: passer, point: "between-send-and-reply"}}
 	if !reflect.DeepEqual(got, want) {
@@ -35,7 +35,7 @@ func TestHuntMovesFollowTheTargetsAndKinds(t *testing.T) {
 		t.Fatal("a partition move aimed at a server")
 	}
 	clock, _ := Lookup("clock")
-	if slices.Contains(r.moves(clock), move{state: Waiter, throughRelease: true}) {
+	if slices.Contains(r.moves(clock), move{state: Waiter, point: HoldBegins, throughRelease: true}) {
 		t.Fatal("a clock step cannot silence a waiter through a release")
 	}
 }

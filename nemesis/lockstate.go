@@ -65,15 +65,7 @@ type LockState struct {
 	// separate pipes, so one client's release may arrive after the next holder's acquire though
 	// it happened before; Overlapping judges by the times.
 	spans   map[string][]span
-	acqs    int64         // acquisitions seen
 	changed chan struct{} // closed and replaced at each change
-}
-
-// Acquisitions counts the acquisitions seen so far.
-func (s *LockState) Acquisitions() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.acqs
 }
 
 // span is a hold from its acquire's ok to its end (0: not ended yet), in CLOCK_MONOTONIC ns.
@@ -100,7 +92,6 @@ func (s *LockState) Observe(e history.Event) {
 		s.waits[c] = s.tick
 	case e.F == history.Acquire && e.Type == history.OK:
 		delete(s.waits, c)
-		s.acqs++
 		s.tick++
 		s.holds[c] = s.tick
 		delete(s.release, c)

@@ -215,6 +215,12 @@ func (n *Nemesis) Stopped(target, point string, occurrence int) {
 		f, rp = n.rolePointFor(target, point)
 		ok = rp != nil
 	}
+	passer := ok && f.Target != target // a waiter's fault, as the holder passed: the holder goes on
+	if passer {
+		if t := n.target(target); t != nil {
+			_ = t.Resume()
+		}
+	}
 	if !ok || n.ctx.Err() != nil {
 		if rp != nil && rp.done != nil {
 			close(rp.done) // taken just as the run healed: nothing to wait for
@@ -229,12 +235,19 @@ func (n *Nemesis) Stopped(target, point string, occurrence int) {
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		n.apply(f, true)
+		n.apply(f, !passer)
 		if rp != nil && rp.done != nil {
 			close(rp.done)
 		}
 	}()
 }
+
+// IsHoldPoint reports whether point is one of the workload's points that only a holder passes.
+func IsHoldPoint(point string) bool { return slices.Contains(holdPoints, point) }
+
+// HoldBegins is the point a fault on a waiter may name: a holder passes it as its hold begins,
+// and the fault goes to the client that has waited longest then.
+const HoldBegins = "after-acquire"
 
 // rolePointFor finds the fault, planned at point for a lock state, that client takes by passing
 // point now, and marks it given; when no fault waits at point any more, the clients are told to
@@ -243,14 +256,30 @@ func (n *Nemesis) rolePointFor(client, point string) (Fault, *rolePoint) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	var hit *rolePoint
+	target := client
 	for _, rp := range n.rolePoints {
-		if rp.fired || rp.f.Point != point || !n.state.AtPoint(client, rp.f.Target) {
+		// A waiter's fault at a hold's point: when a holder passes it (a hold begins, at
+		// after-acquire), the client that has waited longest then.
+		waiterAtHold := rp.f.Target == Waiter && point == HoldBegins
+		state := rp.f.Target
+		if waiterAtHold {
+			state = Holder
+		}
+		if rp.fired || rp.f.Point != point || !n.state.AtPoint(client, state) {
 			continue
+		}
+		if waiterAtHold {
+			waiters := slices.DeleteFunc(n.state.Candidates(Waiter), func(c string) bool { return c == client })
+			if len(waiters) == 0 {
+				continue // nobody waits behind this hold: the pass does not count
+			}
+			target = waiters[0]
 		}
 		if rp.passes++; rp.passes == rp.f.Occurrence {
 			hit, rp.fired = rp, true
 			break
 		}
+		target = client
 	}
 	if hit == nil {
 		return Fault{}, nil
@@ -262,7 +291,7 @@ func (n *Nemesis) rolePointFor(client, point string) (Fault, *rolePoint) {
 		go n.disarm(point)
 	}
 	f := hit.f
-	f.As, f.Target = f.Target, client
+	f.As, f.Target = f.Target, target
 	if f.As == passer {
 		f.As = ""
 	}

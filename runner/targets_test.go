@@ -177,6 +177,51 @@ func TestFaultOnTheHolderAtAPointTakesThatPass(t *testing.T) {
 	}
 }
 
+// A waiter's fault at after-acquire: as the occurrence-th hold with someone waiting behind it
+// begins, the client that has waited longest then; the holder passing the point goes on at once.
+func TestFaultOnAWaiterAsAHoldBeginsTakesTheLongestWaiter(t *testing.T) {
+	events, f := runTarget(t, "{fault: pause, target: waiter, point: after-acquire, occurrence: 2, for: 200ms}")
+	if f.As != "waiter" || f.Point != "after-acquire" || !inState(events, f) {
+		t.Fatalf("fault on %s as %q at %q, not a waiter then", f.Target, f.As, f.Point)
+	}
+	// The second acquisition with a waiter behind it, and the longest waiter then.
+	r, n, holdAt, holder := replay{}, 0, int64(0), ""
+	waitingSince := map[string]int64{}
+	for _, e := range events {
+		if !strings.HasPrefix(e.Process, "client-") || e.F != history.Acquire || e.Time > f.Time {
+			continue
+		}
+		switch e.Type {
+		case history.Invoke:
+			waitingSince[e.Process] = e.Time
+		case history.OK:
+			delete(waitingSince, e.Process)
+			if len(waitingSince) > 0 {
+				if n++; n == 2 {
+					holdAt, holder = e.Time, e.Process
+					r = replay{waits: map[string]bool{}}
+					longest := ""
+					for c, since := range waitingSince {
+						if longest == "" || since < waitingSince[longest] {
+							longest = c
+						}
+					}
+					r.waits[longest] = true
+				}
+			}
+		default:
+			delete(waitingSince, e.Process)
+		}
+	}
+	if holdAt == 0 || !r.waits[f.Target] || f.Target == holder {
+		t.Fatalf("fault on %s at %s; the second hold with a waiter began at %s (%s), longest waiter then: %v", f.Target,
+			time.Duration(f.Time), time.Duration(holdAt), holder, r.waits)
+	}
+	if d := time.Duration(f.Time - holdAt); d < 0 || d > 100*time.Millisecond {
+		t.Fatalf("the fault started %s after the hold began", d)
+	}
+}
+
 func TestFaultOnTheOvertakenHitsAClientHoldingAgainAfterAnother(t *testing.T) {
 	events, f := runTarget(t, "{fault: pause, target: overtaken, point: after-acquire, for: 2ttl}")
 	if f.As != "overtaken" || !inState(events, f) {

@@ -24,8 +24,6 @@ type Replay struct {
 	Applied, Later int
 }
 
-// holdPoints are the workload's program points passed while holding (nemesis/hunt.go).
-var holdPoints = []string{"after-acquire", "before-write", "after-validity-check"}
 
 // FromRun turns the faults a run applied (its history) into planned schedules on a copy of the
 // run's scenario: random packages are replaced by the faults they drew. violation is the
@@ -94,7 +92,12 @@ func anchor(f nemesis.Fault, hf history.Fault, events []history.Event) nemesis.F
 		as = stateAt(events, hf.Target, hf.Start)
 	}
 	switch {
-	case client && held > 0 && (as == nemesis.Holder || as == nemesis.Overtaken || slices.Contains(holdPoints, hf.Point)):
+	case client && as == nemesis.Waiter && hf.Point == nemesis.HoldBegins:
+		// The longest waiter as a hold began (a holder passing the point): at that pass, counted
+		// by the holds begun so far, whoever waits longest then.
+		f.Target, f.Point, f.At = nemesis.Waiter, hf.Point, 0
+		f.Occurrence = max(1, holdsWithWaiters(events, hf.Start))
+	case client && held > 0 && (as == nemesis.Holder || as == nemesis.Overtaken || nemesis.IsHoldPoint(hf.Point)):
 		// The client's current hold: pinned to its point (after-acquire when it was hit while
 		// holding, which leaves the fault the whole of the hold), at that acquisition.
 		f.Point, f.Occurrence, f.At = hf.Point, held, 0
@@ -133,6 +136,34 @@ func stateAt(events []history.Event, client string, t int64) string {
 		}
 	}
 	return state
+}
+
+// holdsWithWaiters is how many holds began up to time t0 while another client waited: the passes
+// of a hold's point a fault on the longest waiter counts (nemesis: a pass with nobody waiting
+// does not).
+func holdsWithWaiters(events []history.Event, t0 int64) int {
+	n := 0
+	waiting := map[string]bool{}
+	for _, e := range events {
+		if e.Time > t0 {
+			break
+		}
+		if !history.IsClient(e.Process) || e.F != history.Acquire {
+			continue
+		}
+		switch e.Type {
+		case history.Invoke:
+			waiting[e.Process] = true
+		case history.OK:
+			delete(waiting, e.Process)
+			if len(waiting) > 0 {
+				n++
+			}
+		default:
+			delete(waiting, e.Process)
+		}
+	}
+	return n
 }
 
 // count is how many events of type t and operation op the process made up to time t0.

@@ -104,7 +104,7 @@ the run folder gets shrunk.yaml, the smallest schedule found that shows it every
 				at, found := hunt.FirstViolation(res.Verdict, find)
 				best := "none yet"
 				if found {
-					best = fmt.Sprintf("%s, %s %s into seed %d", res.Verdict.Outcome, hunt.FindWords(find), at.Round(10*time.Millisecond), spec.Seed)
+					best = fmt.Sprintf("%s, %s into seed %d", res.Verdict.Outcome, at.Round(10*time.Millisecond), spec.Seed)
 				}
 				seen.add(res.Verdict.MutualExclusion)
 				fmt.Fprintf(out, "run %d (seed %d): %d fault(s) applied so far, %s elapsed; %s; best finding: %s\n",

@@ -111,6 +111,7 @@ func shrinkRun(ctx context.Context, dir string, c shrinkConfig, out io.Writer) (
 		if find != hunt.FindAny {
 			what = hunt.FindWords(find)
 		}
+		what = strings.TrimSuffix(what, "s") // "no broken promise"
 		return "", &exitError{exitHarness, fmt.Errorf("%s: the history shows no %s: nothing to shrink", dir, what)}
 	}
 	events, err := history.ReadFile(filepath.Join(dir, runner.HistoryFile))
@@ -123,8 +124,8 @@ func shrinkRun(ctx context.Context, dir string, c shrinkConfig, out io.Writer) (
 	if err != nil {
 		return "", &exitError{exitHarness, err}
 	}
-	fmt.Fprintf(out, "shrink %s: %d fault(s) before the first %s (%d after it left out); every trial must show it\n", dir, rep.Applied,
-		hunt.FindWords(find), rep.Later)
+	fmt.Fprintf(out, "shrink %s: %d fault(s) before the first find (%s; %d after it left out); every trial must show one\n", dir,
+		rep.Applied, hunt.FindWords(find), rep.Later)
 
 	trials := filepath.Join(dir, "shrink-trials")
 	if !c.keep {
