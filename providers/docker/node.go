@@ -571,9 +571,11 @@ func cutRules(ip netip.Addr, how cutHow) []string {
 	if how == cutDrop {
 		return []string{"INPUT -s " + a + " -j DROP", "OUTPUT -d " + a + " -j DROP"}
 	}
-	// Only TCP gets a reset; the servers speak nothing else to each other.
-	return []string{"INPUT -s " + a + " -p tcp -j REJECT --reject-with tcp-reset",
-		"OUTPUT -d " + a + " -p tcp -j REJECT --reject-with tcp-reset"}
+	// Only TCP gets a reset (the servers speak nothing else to each other), and a reset itself is
+	// let through: the reset REJECT makes for a packet leaving for the peer comes back in from the
+	// peer's address, and the INPUT rule would swallow it (REJECT answers no reset).
+	return []string{"INPUT -s " + a + " -p tcp ! --tcp-flags RST RST -j REJECT --reject-with tcp-reset",
+		"OUTPUT -d " + a + " -p tcp ! --tcp-flags RST RST -j REJECT --reject-with tcp-reset"}
 }
 
 // iptablesScript adds, idempotently, the rules of a cut from and to each address, or removes every

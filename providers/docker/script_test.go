@@ -31,8 +31,8 @@ func TestIptablesScript(t *testing.T) {
 	ips := []netip.Addr{netip.MustParseAddr("172.30.5.3")}
 	for how, wants := range map[cutHow][]string{
 		cutReset: {
-			"iptables -w -C INPUT -s 172.30.5.3 -p tcp -j REJECT --reject-with tcp-reset 2>/dev/null || iptables -w -I INPUT -s 172.30.5.3 -p tcp -j REJECT --reject-with tcp-reset",
-			"iptables -w -C OUTPUT -d 172.30.5.3 -p tcp -j REJECT --reject-with tcp-reset 2>/dev/null || iptables -w -I OUTPUT -d 172.30.5.3 -p tcp -j REJECT --reject-with tcp-reset",
+			"iptables -w -C INPUT -s 172.30.5.3 -p tcp ! --tcp-flags RST RST -j REJECT --reject-with tcp-reset 2>/dev/null || iptables -w -I INPUT -s 172.30.5.3 -p tcp ! --tcp-flags RST RST -j REJECT --reject-with tcp-reset",
+			"iptables -w -C OUTPUT -d 172.30.5.3 -p tcp ! --tcp-flags RST RST -j REJECT --reject-with tcp-reset 2>/dev/null || iptables -w -I OUTPUT -d 172.30.5.3 -p tcp ! --tcp-flags RST RST -j REJECT --reject-with tcp-reset",
 		},
 		cutDrop: {
 			"iptables -w -C INPUT -s 172.30.5.3 -j DROP 2>/dev/null || iptables -w -I INPUT -s 172.30.5.3 -j DROP",
@@ -40,7 +40,7 @@ func TestIptablesScript(t *testing.T) {
 		},
 		cutHeal: {
 			"while iptables -w -C INPUT -s 172.30.5.3 -j DROP 2>/dev/null; do iptables -w -D INPUT -s 172.30.5.3 -j DROP; done",
-			"while iptables -w -C OUTPUT -d 172.30.5.3 -p tcp -j REJECT --reject-with tcp-reset 2>/dev/null; do iptables -w -D OUTPUT -d 172.30.5.3 -p tcp -j REJECT --reject-with tcp-reset; done",
+			"while iptables -w -C OUTPUT -d 172.30.5.3 -p tcp ! --tcp-flags RST RST -j REJECT --reject-with tcp-reset 2>/dev/null; do iptables -w -D OUTPUT -d 172.30.5.3 -p tcp ! --tcp-flags RST RST -j REJECT --reject-with tcp-reset; done",
 		},
 	} {
 		script := iptablesScript(ips, how)
