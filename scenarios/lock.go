@@ -201,7 +201,7 @@ func loadDesignFile(path, shown, version string) (*locks.Program, map[string]int
 			return nil, nil, []*Error{{File: shown, Field: "go", Msg: fmt.Sprintf("%s@%s: only a design with a go: section takes a version "+
 				"(go: {source: my_adapter.go, module: MODULE}: its adapter is built against the library at that version)", shown, version)}}
 		}
-		p.Go.Version = version
+		p.Go.Version = "v" + strings.TrimPrefix(version, "v") // 1.2.3 is read as v1.2.3, as for LIB@VERSION
 	}
 	if p.Go != nil && p.Name == "" { // NAME@VERSION, NAME the file's
 		p.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
