@@ -70,5 +70,5 @@ func (r *run) plotRun() PlotRun {
 
 // NiceStep, TickLabel and FaultColor are the page's own ticks and colours, for the plots.
 func NiceStep(span time.Duration, n int) time.Duration { return niceStep(span, n) }
-func TickLabel(d, step time.Duration) string            { return tickLabel(d, step) }
-func FaultColor(kind string) string                     { return faultColor(kind) }
+func TickLabel(d, step time.Duration) string           { return tickLabel(d, step) }
+func FaultColor(kind string) string                    { return faultColor(kind) }

@@ -6,5 +6,9 @@ func init() { SetPlots(stubPlots{}) }
 
 type stubPlots struct{}
 
-func (stubPlots) Latency(PlotRun) (string, error)    { return `<svg id="plot-latency" class="plot"></svg>`, nil }
-func (stubPlots) Throughput(PlotRun) (string, error) { return `<svg id="plot-throughput" class="plot"></svg>`, nil }
+func (stubPlots) Latency(PlotRun) (string, error) {
+	return `<svg id="plot-latency" class="plot"></svg>`, nil
+}
+func (stubPlots) Throughput(PlotRun) (string, error) {
+	return `<svg id="plot-throughput" class="plot"></svg>`, nil
+}
