@@ -49,7 +49,7 @@ var partitionActs = map[string][]string{Reset: {"cut", "heal"}, Drop: {"drop", "
 var partitionKind = define(spec[PartitionParams]{
 	Silences: true,
 	Name:     history.Partition,
-	Summary:  "cut a client's links to some servers, or a server off from its peers, for a while",
+	Summary:  "cut a client's links to some servers, or a server off from its peers, for a while: connections reset (mode: reset) or packets dropped (mode: drop)",
 	Colour:   "#8c564b",
 	Check: func(f Fault, p PartitionParams, v View, bad Report) {
 		if !slices.Contains(PartitionModes, p.mode()) {
