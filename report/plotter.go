@@ -40,7 +40,8 @@ type PlotAcquire struct {
 }
 
 const plotsLeftOut = `<p>This page was written by a program that draws no plots (a lockchecktest check, or the ` +
-	`quick-start build of <code>make run</code>): <code>lockcheck report RUN_FOLDER</code> draws them.</p>`
+	`quick-start build of <code>make run</code>, which build faster without them): <code>lockcheck report RUN_FOLDER</code> ` +
+	`(in lockcheck's checkout: <code>make build</code>, then <code>./bin/lockcheck report RUN_FOLDER</code>, draws them).</p>`
 
 type opCounts struct{}
 
