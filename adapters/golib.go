@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -50,9 +51,58 @@ const goVersionLine = "1.21"
 // GoBuild is one versioned adapter: a Go adapter's source built against Module at Version.
 type GoBuild struct {
 	Adapter string // a Go adapter's name (GoAdapters)
+	// Source, instead of Adapter, is a user's adapter: a Go file of package main (an absolute
+	// path) written against the library and the protocol helper, which the build adds.
+	Source  string
 	Module  string // the library's module path
 	Version string // the version as the module proxy serves it
 	Label   string // how messages name it, e.g. "redsync@v4.0.3"
+}
+
+// sources are the files of b's program by name, and their names in order (the protocol helper
+// first): the order keys the build, as it has since the shipped adapters were first built.
+func (b GoBuild) sources() ([]string, map[string][]byte, error) {
+	names := GoFiles(b.Adapter)
+	if b.Source != "" {
+		names = []string{goProtocol}
+	} else if names == nil {
+		return nil, nil, fmt.Errorf("%s: no Go adapter %q; Go adapters: %s", b.Label, b.Adapter, strings.Join(GoAdapters(), ", "))
+	}
+	out := map[string][]byte{}
+	for _, f := range names {
+		src, err := goSources.ReadFile(goDir + "/" + f)
+		if err != nil {
+			return nil, nil, err
+		}
+		out[f] = src
+	}
+	if b.Source != "" {
+		name := filepath.Base(b.Source)
+		if name == goProtocol {
+			return nil, nil, fmt.Errorf("%s: the adapter %s has the name of lockcheck's protocol helper, which the build adds: rename it", b.Label, b.Source)
+		}
+		src, err := os.ReadFile(b.Source)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: its Go adapter: %w", b.Label, err)
+		}
+		out[name] = buildable(src)
+		names = append(names, name)
+	}
+	return names, out, nil
+}
+
+// ignoreLine is the build constraint that keeps a user's adapter out of the module it lives in (the
+// user's own: that module neither builds it, nor, since go mod tidy skips such files, requires its
+// library). The throwaway module builds it without the line.
+var ignoreLine = regexp.MustCompile(`(?m)^//go:build ignore[ \t]*\n(// \+build ignore[ \t]*\n)?`)
+
+func buildable(src []byte) []byte { return ignoreLine.ReplaceAll(src, nil) }
+
+// GoProtocolSource is the protocol helper every Go adapter is built with (package main): what a
+// user's adapter calls.
+func GoProtocolSource() []byte {
+	src, _ := goSources.ReadFile(goDir + "/" + goProtocol)
+	return src
 }
 
 // GoAdapters lists the Go adapters.
@@ -81,26 +131,26 @@ var BuildLog io.Writer = os.Stderr
 // started at once (every client of a run, several runs) build once: the others wait for it.
 // Errors are one line that names the module and the version.
 func GoBinary(b GoBuild) (string, error) {
-	files := GoFiles(b.Adapter)
-	if files == nil {
-		return "", fmt.Errorf("%s: no Go adapter %q; Go adapters: %s", b.Label, b.Adapter, strings.Join(GoAdapters(), ", "))
+	names, files, err := b.sources()
+	if err != nil {
+		return "", err
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s %s %s\n", b.Module, b.Version, goVersionLine)
-	for _, f := range files {
-		src, err := goSources.ReadFile(goDir + "/" + f)
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s %d\n", f, len(src))
-		h.Write(src)
+	for _, f := range names {
+		fmt.Fprintf(h, "%s %d\n", f, len(files[f]))
+		h.Write(files[f])
 	}
 	root, err := os.UserCacheDir()
 	if err != nil {
 		root = os.TempDir()
 	}
 	root = filepath.Join(root, "lockcheck", "go-adapters")
-	name := b.Adapter + "@" + strings.ReplaceAll(b.Version, "/", "_")
+	adapter := b.Adapter
+	if b.Source != "" { // a user's: named by its file, kept apart from the shipped ones
+		adapter = "user-" + strings.TrimSuffix(filepath.Base(b.Source), ".go")
+	}
+	name := adapter + "@" + strings.ReplaceAll(b.Version, "/", "_")
 	dir := filepath.Join(root, name+"-"+hex.EncodeToString(h.Sum(nil))[:12])
 	bin := filepath.Join(dir, "adapter")
 	if _, err := os.Stat(bin); err == nil {
@@ -148,14 +198,13 @@ func GoBinary(b GoBuild) (string, error) {
 }
 
 // buildGo writes the throwaway module into dir and builds dir/adapter.
-func buildGo(goTool, dir string, b GoBuild, files []string) error {
+func buildGo(goTool, dir string, b GoBuild, files map[string][]byte) error {
 	mod := fmt.Sprintf("// A throwaway module lockcheck wrote to build %s.\nmodule lockcheck.adapter\n\ngo %s\n\nrequire %s %s\n",
 		b.Label, goVersionLine, b.Module, b.Version)
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644); err != nil {
 		return err
 	}
-	for _, f := range files {
-		src, _ := goSources.ReadFile(goDir + "/" + f)
+	for f, src := range files {
 		if err := os.WriteFile(filepath.Join(dir, f), src, 0o644); err != nil {
 			return err
 		}
@@ -182,6 +231,16 @@ func buildGo(goTool, dir string, b GoBuild, files []string) error {
 	}
 	if out, err := run("mod", "tidy"); err != nil {
 		return fmt.Errorf("%s: go mod tidy (what %s %s requires): %s", b.Label, b.Module, b.Version, firstLines(string(out)))
+	}
+	// The library at the version asked for, not another: tidy drops a module nothing imports, and
+	// raises one another requirement needs newer.
+	if out, err := run("list", "-m", "-f", "{{.Version}}", b.Module); err != nil || strings.TrimSpace(string(out)) != b.Version {
+		got := strings.TrimSpace(string(out))
+		if err != nil || got == "" {
+			return fmt.Errorf("%s: its adapter does not import %s (go mod tidy dropped it): the adapter must use the library under test", b.Label, b.Module)
+		}
+		return fmt.Errorf("%s: the adapter's other imports need %s %s, not %s: build it against %s or later, or drop those imports",
+			b.Label, b.Module, got, b.Version, got)
 	}
 	if out, err := run("build", "-trimpath", "-o", "adapter", "."); err != nil {
 		return fmt.Errorf("%s: go build of its adapter against %s %s: %s", b.Label, b.Module, b.Version, firstLines(string(out)))

@@ -141,3 +141,83 @@ func TestAdaptersRenewalReadersAreLocksOwn(t *testing.T) {
 		}
 	}
 }
+
+// userZK is a user's adapter as a design file's go: section names it: package main against
+// go-zookeeper and the protocol helper, kept out of the user's own module by //go:build ignore.
+const userZK = `//go:build ignore
+
+package main
+
+import (
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+func main() { serve(func(initRequest) (lockClient, error) { return never{}, nil }) }
+
+type never struct{}
+
+func (never) acquire(time.Duration) answer { return fail("never: " + zk.StateUnknown.String()) }
+func (never) release(time.Duration) answer { return fail("not held") }
+func (never) close()                       {}
+`
+
+// A user's adapter is built against each version named, with the protocol helper added: two
+// versions, two programs, each module pinning its version, each speaking the protocol.
+func TestUserAdapterIsBuiltAtEachVersion(t *testing.T) {
+	freshCache(t)
+	src := filepath.Join(t.TempDir(), "my_zk.go")
+	if err := os.WriteFile(src, []byte(userZK), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var bins []string
+	for _, v := range []string{"v1.0.2", "v1.0.3"} {
+		bin, err := GoBinary(GoBuild{Source: src, Module: "github.com/go-zookeeper/zk", Version: v, Label: "my_zk@" + v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mod, err := os.ReadFile(filepath.Join(filepath.Dir(bin), "go.mod"))
+		if err != nil || !strings.Contains(string(mod), "github.com/go-zookeeper/zk "+v) {
+			t.Fatalf("go.mod of the %s build does not pin it: %s %v", v, mod, err)
+		}
+		if !strings.HasPrefix(filepath.Base(filepath.Dir(bin)), "user-my_zk@"+v+"-") {
+			t.Errorf("built into %s: want a folder of the user's adapter at %s", bin, v)
+		}
+		cmd := exec.Command(bin)
+		cmd.Stdin = strings.NewReader(`{"id":1,"type":"init","client":"c","nodes":[],"lock":"k","ttl_ms":1000,"timeout_ms":100}` + "\n" +
+			`{"id":2,"type":"acquire"}` + "\n" + `{"id":3,"type":"close"}` + "\n")
+		out, err := cmd.Output()
+		if err != nil || !strings.Contains(string(out), `{"in_reply_to":2,"type":"fail","error":"never: StateUnknown"}`) {
+			t.Fatalf("the %s program answered %q, %v", v, out, err)
+		}
+		bins = append(bins, bin)
+	}
+	if bins[0] == bins[1] {
+		t.Fatal("one program for two versions")
+	}
+}
+
+// An adapter that does not use the library under test, or that takes the protocol helper's name,
+// is refused, naming what to change.
+func TestUserAdapterMustUseTheLibrary(t *testing.T) {
+	freshCache(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "my_lock.go")
+	noImport := strings.Replace(strings.Replace(userZK, `"github.com/go-zookeeper/zk"`, "", 1), `"never: " + zk.StateUnknown.String()`, `"never"`, 1)
+	if err := os.WriteFile(src, []byte(noImport), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := GoBinary(GoBuild{Source: src, Module: "github.com/go-zookeeper/zk", Version: "v1.0.2", Label: "my_lock@v1.0.2"})
+	if err == nil || !strings.Contains(err.Error(), "my_lock@v1.0.2: its adapter does not import github.com/go-zookeeper/zk") {
+		t.Fatalf("an adapter without the library: %v", err)
+	}
+	helper := filepath.Join(dir, "lockproto.go")
+	if err := os.WriteFile(helper, []byte(userZK), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = GoBinary(GoBuild{Source: helper, Module: "github.com/go-zookeeper/zk", Version: "v1.0.2", Label: "x@v1.0.2"})
+	if err == nil || !strings.Contains(err.Error(), "has the name of lockcheck's protocol helper") {
+		t.Fatalf("an adapter called lockproto.go: %v", err)
+	}
+}

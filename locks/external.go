@@ -43,6 +43,9 @@ type Program struct {
 	Token   string   `json:"token,omitempty" yaml:"token"`     // the fencing token it hands out, or "none"
 	Expires *bool    `json:"expires,omitempty" yaml:"expires"` // a lease (needs a ttl); default true
 	Points  []string `json:"points,omitempty" yaml:"points"`   // program points it announces
+	// Go, instead of Command, is a Go adapter of the user's that lockcheck builds against a
+	// library at a version (gosource.go).
+	Go *GoSource `json:"go,omitempty" yaml:"go"`
 }
 
 // ExternalDesign is the design p defines: its New starts the program.
@@ -65,6 +68,9 @@ func ExternalDesign(p Program) Design {
 		New: func(env Env) (Lock, error) {
 			return StartProgram(p.Name, p.Command, p.Dir, nil, env)
 		},
+	}
+	if p.Go != nil {
+		p.Go.design(&d, p)
 	}
 	if d.Token == "" {
 		d.Token = "none"

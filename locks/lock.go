@@ -200,6 +200,9 @@ func Register(d Design) {
 // Get returns the named design, or an error that lists the valid names. A name LIB@VERSION is a
 // Go library at that version (versioned.go).
 func Get(name string) (Design, error) {
+	if file, version, ok := DesignFileName(name); ok && DesignFile != nil {
+		return DesignFile(file, version)
+	}
 	if strings.Contains(name, "@") {
 		return versioned(name)
 	}

@@ -34,7 +34,8 @@ type Kind struct {
 	Aliases []string
 	// ServerActs are what the kind asks of a server target, by the name of the Target,
 	// Restarter, ClockSetter or Network method it calls ("pause", "resume", "kill", "restart",
-	// "clock", "cut", "heal"), or of its own Needs: a provider that cannot do everything (an
+	// "clock", "cut", "drop", "heal"), or of its own Needs (a fault's own may depend on its
+	// parameters: spec.ActsOf): a provider that cannot do everything (an
 	// external cluster without a hook for it) refuses a scenario before anything starts
 	// (Schedule.ServerUses).
 	ServerActs []string
@@ -80,6 +81,9 @@ type spec[P any] struct {
 	// Label describes a recorded fault in a few words ("clock n1 +2s"), from the parameters its
 	// invoke recorded (zero where it recorded none, or none this build can read); nil: baseLabel.
 	Label func(f history.Fault, p P) string
+	// ActsOf, when set, lists the server actions of one fault, by its parameters (a partition's
+	// mode); nil: ServerActs.
+	ActsOf func(p P) []string
 	// Aliases, ServerActs, Needs, Silences, Weakness: Kind's.
 	Aliases    []string
 	ServerActs []string
@@ -100,6 +104,7 @@ type kindFuncs interface {
 	label(f history.Fault) string
 	decode(own map[string]yaml.Node, bad Report) (params any, unknown []string)
 	replayed(raw json.RawMessage) (any, error)
+	acts(f Fault) []string
 }
 
 // define makes a registry entry of a spec.
@@ -264,6 +269,17 @@ func (s *spec[P]) label(f history.Fault) string {
 		p = *new(P) // parameters this build cannot read: describe the fault without them
 	}
 	return s.Label(f, p)
+}
+
+func (s *spec[P]) acts(f Fault) []string {
+	if s.ActsOf == nil {
+		return s.ServerActs
+	}
+	p, err := paramsOf[P](f)
+	if err != nil {
+		return s.ServerActs
+	}
+	return s.ActsOf(p)
 }
 
 func (s *spec[P]) replayed(raw json.RawMessage) (any, error) {

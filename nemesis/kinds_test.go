@@ -21,7 +21,7 @@ func TestAKindsFieldsComeFromItsParameterType(t *testing.T) {
 		{pauseKind, []string{"for"}},
 		{killKind, nil},
 		{clockKind, []string{"for", "offset", "rate"}},
-		{partitionKind, []string{"for", "nodes"}},
+		{partitionKind, []string{"for", "nodes", "mode"}},
 		{delayKind, []string{"for", "nodes", "latency", "jitter"}},
 		{strobeKind, []string{"for", "offset", "period"}},
 	} {
@@ -50,6 +50,9 @@ func TestLabelsReadTheParametersTheHistoryKept(t *testing.T) {
 		{history.Fault{Kind: history.Delay, Target: "client-2", Params: json.RawMessage(`{"nodes":["n1"],"offset":70000000}`)}, "delay client-2 +70ms ↔ n1"},
 		{history.Fault{Kind: history.Partition, Target: "client-3", As: "holder", Params: json.RawMessage(`{"nodes":["n2"]}`)},
 			"partition client-3 (holder) ↔ n2"},
+		{history.Fault{Kind: history.Partition, Target: "client-1", Params: json.RawMessage(`{"nodes":["n1"],"mode":"drop"}`)},
+			"partition client-1 drop ↔ n1"},
+		{history.Fault{Kind: history.Partition, Target: "zk1", Params: json.RawMessage(`{"mode":"reset"}`)}, "partition zk1 reset"},
 		{history.Fault{Kind: history.Strobe, Target: "n3", Params: json.RawMessage(`{"offset":3000000000,"period":1000000000}`)}, "strobe n3 ±3s"},
 		{history.Fault{Kind: history.Pause, Target: "client-1", As: "waiter"}, "pause client-1 (waiter)"},
 		{history.Fault{Kind: "crash-restart", Target: "n2"}, "crash-restart n2"},

@@ -2,6 +2,7 @@ package nemesis_test
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"sync"
@@ -288,6 +289,13 @@ func (f *fakeNetwork) Cut(client string, nodes []string) error {
 	return nil
 }
 
+func (f *fakeNetwork) Drop(client string, nodes []string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.log = append(f.log, "drop "+client+" "+strings.Join(nodes, ","))
+	return nil
+}
+
 func (f *fakeNetwork) Heal(client string, nodes []string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -343,4 +351,36 @@ func TestPartitionAtAProgramPointLetsTheClientGoOn(t *testing.T) {
 		t.Fatal("the client stayed frozen after a partition at its program point")
 	}
 	n.Heal()
+}
+
+// A partition's mode picks the network's action: drop drops, reset (and no mode) cuts; the history
+// records the mode of each, the default too.
+func TestPartitionModeDropsOrCutsAndIsRecorded(t *testing.T) {
+	net := &fakeNetwork{}
+	rec := &recorder{}
+	n := newTestNemesis(map[string]Target{"client-1": sleeper(t), "client-2": sleeper(t)}, rec.record)
+	n.cfg.Network = net
+	_ = n.Start(Schedule{Faults: []Fault{
+		{Kind: PartitionFault, Target: "client-1", Params: &PartitionParams{Nodes: []string{"n1"}, Mode: Drop}, At: dur(0), For: dur(30 * time.Millisecond)},
+		{Kind: PartitionFault, Target: "client-2", At: dur(0), For: dur(30 * time.Millisecond)},
+	}})
+	time.Sleep(150 * time.Millisecond)
+	n.Heal()
+	got := net.String()
+	if !strings.Contains(got, "drop client-1 n1") || !strings.Contains(got, "cut client-2 ") || strings.Contains(got, "cut client-1") {
+		t.Fatalf("network saw: %s", got)
+	}
+	modes := map[string]string{}
+	for _, e := range rec.all() {
+		if e.Type == history.Invoke {
+			var p PartitionParams
+			if err := json.Unmarshal(e.Params, &p); err != nil {
+				t.Fatalf("params %s: %v", e.Params, err)
+			}
+			modes[e.Target] = p.Mode
+		}
+	}
+	if modes["client-1"] != Drop || modes["client-2"] != Reset {
+		t.Fatalf("recorded modes %v; want client-1 drop, client-2 reset", modes)
+	}
 }

@@ -4,6 +4,12 @@ package nemesis
 // (every one by default; "resource" names the protected resource's): other clients' links to the
 // same servers are untouched, so partitions can be asymmetric (K8). On a server, its links to its
 // peers (a ZooKeeper server from the ensemble, a replica from its primary), both ways.
+//
+// Its mode says how the links fail. reset (the default): connections are refused or reset, so
+// both ends learn of the partition at once. drop: packets vanish, as with Jepsen's iptables DROP;
+// connections stay open, reads and heartbeats go unanswered, and each end learns of the partition
+// only from its own timeouts. What is sent during a drop is held and delivered at the heal, as TCP
+// retransmits it once the path is back (a connection given up meanwhile is closed at the heal).
 
 import (
 	"math/rand/v2"
@@ -16,14 +22,40 @@ import (
 // PartitionParams are a partition's own fields.
 type PartitionParams struct {
 	Nodes []string `yaml:"nodes" json:"nodes,omitempty"` // the links it cuts (empty: every one)
+	Mode  string   `yaml:"mode" json:"mode,omitempty"`   // PartitionModes; "" is reset
 }
+
+// Partition modes: how a partition's links fail.
+const (
+	Reset = "reset" // connections refused or reset
+	Drop  = "drop"  // packets vanish: connections hang
+)
+
+// PartitionModes lists the modes, the default first.
+var PartitionModes = []string{Reset, Drop}
+
+// mode is the partition's mode, the default filled in.
+func (p PartitionParams) mode() string {
+	if p.Mode == "" {
+		return Reset
+	}
+	return p.Mode
+}
+
+// partitionActs are the server actions of a partition in each mode (the names of an external
+// cluster's hooks): a drop needs a hook of its own.
+var partitionActs = map[string][]string{Reset: {"cut", "heal"}, Drop: {"drop", "heal"}}
 
 var partitionKind = define(spec[PartitionParams]{
 	Silences: true,
 	Name:     history.Partition,
-	Summary:  "cut a client's links to some servers, or a server off from its peers, for a while",
+	Summary:  "cut a client's links to some servers, or a server off from its peers, for a while: connections reset (mode: reset) or packets dropped (mode: drop)",
 	Colour:   "#8c564b",
 	Check: func(f Fault, p PartitionParams, v View, bad Report) {
+		if !slices.Contains(PartitionModes, p.mode()) {
+			bad("mode", "unknown mode %q; valid modes: %s (reset: connections fail at once; drop: packets vanish, "+
+				"connections hang)", p.Mode, strings.Join(PartitionModes, ", "))
+		}
 		t, ok := v.Target(f.Target)
 		if !ok {
 			return
@@ -47,12 +79,39 @@ var partitionKind = define(spec[PartitionParams]{
 	},
 	Suits:     func(t TargetInfo) bool { return t.Client },
 	SuitsWhom: "clients only: a client is cut from some lock nodes",
-	Draw:      func(r Random, rng *rand.Rand) PartitionParams { return PartitionParams{Nodes: subset(rng, r.Nodes)} },
-	Apply: func(n *Nemesis, f Fault, p PartitionParams, _ bool) {
-		n.linkFault(f, p.Nodes, func(net Network) error { return net.Cut(f.Target, p.Nodes) })
+	// Draw draws the nodes, then the mode (the mode's draw came later: a seed draws the same
+	// nodes as before it).
+	Draw: func(r Random, rng *rand.Rand) PartitionParams {
+		nodes := subset(rng, r.Nodes)
+		return PartitionParams{Nodes: nodes, Mode: PartitionModes[rng.IntN(len(PartitionModes))]}
 	},
-	Label:      func(f history.Fault, p PartitionParams) string { return baseLabel(f) + nodesLabel(p.Nodes) },
-	ServerActs: []string{"cut", "heal"},
+	Apply: func(n *Nemesis, f Fault, p PartitionParams, _ bool) {
+		p.Mode = p.mode() // the history records the mode, the default too
+		f.Params = p
+		n.linkFault(f, p.Nodes, func(net Network) error {
+			if p.Mode == Drop {
+				return net.Drop(f.Target, p.Nodes)
+			}
+			return net.Cut(f.Target, p.Nodes)
+		})
+	},
+	// Label names the mode a history recorded ("partition client-1 drop ↔ n1"); histories
+	// written before modes existed recorded none, and were resets.
+	Label: func(f history.Fault, p PartitionParams) string {
+		s := baseLabel(f)
+		if p.Mode != "" {
+			s += " " + p.Mode
+		}
+		return s + nodesLabel(p.Nodes)
+	},
+	// ServerActs are the default mode's; ActsOf gives each fault's.
+	ServerActs: partitionActs[Reset],
+	ActsOf: func(p PartitionParams) []string {
+		if acts, ok := partitionActs[p.mode()]; ok {
+			return acts
+		}
+		return partitionActs[Reset]
+	},
 })
 
 // checkClientLinks checks the links a client's partition or delay names.

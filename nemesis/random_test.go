@@ -172,3 +172,27 @@ func TestStrobeHealedEarlyEndsAtTrueTime(t *testing.T) {
 		t.Fatalf("want an early end recorded with its reason, got %+v", ev)
 	}
 }
+
+// Random partitions draw both modes; the nodes come from the same draw as before modes existed
+// (the mode is drawn after them), so a seed's partitions cut the same links.
+func TestRandomPartitionsDrawBothModesAfterTheirNodes(t *testing.T) {
+	r := Random{Faults: []string{PartitionFault}, Targets: []string{"client-1", "client-2"}, MinFor: dur(10), MaxFor: dur(1000),
+		Nodes: []string{"n1", "n2", "n3"}, Seed: 3}
+	rng := rand.New(rand.NewPCG(3, 0x6e656d65))
+	modes := map[string]int{}
+	for _, f := range draws(r, 40) {
+		_ = r.Faults[rng.IntN(1)]
+		target := r.Targets[rng.IntN(2)]
+		length := dur(Between(rng, r.MinFor.D(), r.MaxFor.D()))
+		nodes := Subset(rng, r.Nodes)
+		mode := PartitionModes[rng.IntN(len(PartitionModes))]
+		p := f.Params.(*PartitionParams)
+		if f.Target != target || f.For != length || !reflect.DeepEqual(p.Nodes, nodes) || p.Mode != mode {
+			t.Fatalf("draw %+v %+v, want %s %s %v %s", f, p, target, length, nodes, mode)
+		}
+		modes[p.Mode]++
+	}
+	if modes[Reset] == 0 || modes[Drop] == 0 {
+		t.Fatalf("40 partitions drew modes %v: want both", modes)
+	}
+}

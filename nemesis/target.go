@@ -28,7 +28,11 @@ type ClockSetter interface {
 // empty means every server it has a link to; "resource" is the protected resource); a server
 // target's links go to its peers (empty: every peer).
 type Network interface {
+	// Cut makes the links fail: connections refused or reset (a partition's reset mode).
 	Cut(target string, nodes []string) error
+	// Drop makes the links drop everything, connections kept open (a partition's drop mode).
+	Drop(target string, nodes []string) error
+	// Heal undoes Cut, Drop and Delay.
 	Heal(target string, nodes []string) error
 	// Delay holds every byte the client sends on those links for latency ± jitter: a request sent
 	// in time arrives late (K4). Heal removes it; data held back is then delivered.

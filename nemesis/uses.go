@@ -15,12 +15,16 @@ type Use struct {
 // before anything starts.
 func (s Schedule) ServerUses(isClient func(target string) bool) []Use {
 	seen := map[Use]bool{}
-	add := func(kind, target string) {
+	add := func(kind, target string, f *Fault) {
 		k, err := Lookup(kind)
 		if err != nil || isClient(target) {
 			return
 		}
-		for _, act := range k.ServerActs {
+		acts := k.ServerActs
+		if f != nil {
+			acts = k.funcs.acts(*f)
+		}
+		for _, act := range acts {
 			u := Use{Target: target, Act: act, Fault: k.Name}
 			if k.Needs != nil && k.Needs.Name == act {
 				u.Need = k.Needs
@@ -29,7 +33,7 @@ func (s Schedule) ServerUses(isClient func(target string) bool) []Use {
 		}
 	}
 	for _, f := range s.Faults {
-		add(f.Kind, f.Target)
+		add(f.Kind, f.Target, &f)
 	}
 	if r := s.Random; r != nil {
 		for _, kind := range r.Faults {
@@ -38,7 +42,7 @@ func (s Schedule) ServerUses(isClient func(target string) bool) []Use {
 				targets = r.Targets
 			}
 			for _, t := range targets {
-				add(kind, t)
+				add(kind, t, nil)
 			}
 		}
 	}

@@ -124,17 +124,26 @@ type Provider interface {
 	// Start starts a node added before and waits until it is ready.
 	Start(ctx context.Context, name string) (Node, error)
 	// CutPeers cuts node off from peers (every node it has a path to when peers is empty), both
-	// ways; HealPeers undoes it.
+	// ways, so that connections between them fail (refused, reset); HealPeers undoes it and a
+	// Dropper's DropPeers.
 	CutPeers(node string, peers []string) error
 	HealPeers(node string, peers []string) error
 	// Close stops every node the provider started and frees what it holds.
 	Close() error
 }
 
+// Dropper is implemented by a provider that can partition servers silently: DropPeers is
+// CutPeers with packets dropped instead of connections failed, so what the servers send each
+// other goes unanswered until HealPeers (iptables DROP), and each side learns of the partition by
+// its own timeouts. Its action is "drop" (Refuser).
+type Dropper interface {
+	DropPeers(node string, peers []string) error
+}
+
 // Refuser is implemented by a provider that cannot carry out every fault on every server (an
 // external cluster without a hook for it). Before anything starts, the run asks it about each
-// action its faults may take — "pause", "resume", "kill", "restart", "clock", "cut", "heal", the
-// names of the Node methods and CutPeers/HealPeers — on each server target (a node's name, or a
+// action its faults may take — "pause", "resume", "kill", "restart", "clock", "cut", "drop",
+// "heal", the names of the Node methods and CutPeers/DropPeers/HealPeers — on each server target (a node's name, or a
 // role such as "leader" that stands for any of them), and refuses the scenario with the reasons.
 type Refuser interface {
 	Refuses(target, action string) error
@@ -184,8 +193,10 @@ type LinkAdder interface {
 	// AddLink creates a proxy named from->to (port) listening on a free 127.0.0.1 port and
 	// forwarding to upstream, and returns its address.
 	AddLink(from, to, port, upstream string) (string, error)
-	// CutBetween and HealBetween cut and heal every proxy between a and b, both ways.
+	// CutBetween, DropBetween and HealBetween cut (connections fail), drop (nothing gets through,
+	// connections stay open) and heal every proxy between a and b, both ways.
 	CutBetween(a, b string) error
+	DropBetween(a, b string) error
 	HealBetween(a, b string) error
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/Shopify/toxiproxy/v2/toxics"
 	"github.com/rs/zerolog"
 
 	"github.com/lockcheck/lockcheck/internal/portlock"
@@ -167,6 +168,19 @@ func (s *Set) CutBetween(a, b string) error {
 	return errors.Join(errs...)
 }
 
+// DropBetween drops every link between a and b, both ways (Link.Drop).
+func (s *Set) DropBetween(a, b string) error {
+	links := s.Between(a, b)
+	if len(links) == 0 {
+		return fmt.Errorf("proxies: no link between %s and %s", a, b)
+	}
+	var errs []error
+	for _, l := range links {
+		errs = append(errs, l.Drop())
+	}
+	return errors.Join(errs...)
+}
+
 // HealBetween heals every link between a and b and removes their toxics.
 func (s *Set) HealBetween(a, b string) error {
 	var errs []error
@@ -242,6 +256,43 @@ func (l *Link) Heal() error {
 	}
 	return fmt.Errorf("heal %s on %s: %w", l.proxy.Name, l.addr, err)
 }
+
+// Drop makes the link a black hole both ways, as a partition that drops packets does (iptables
+// DROP): connections stay open and nothing gets through, so a read waits for its own deadline
+// instead of failing at once. New connections are accepted (the proxy accepts before it dials)
+// and get nothing through either. What is sent meanwhile is held, in order and with any close,
+// and delivered when Heal removes the toxics: what TCP's retransmissions deliver once a dropped
+// path is back, if the connection has not been given up by then. Idempotent.
+func (l *Link) Drop() error {
+	for _, stream := range []string{"upstream", "downstream"} {
+		if l.proxy.Toxics.GetToxic(holdName+"_"+stream) != nil {
+			continue
+		}
+		if err := l.AddToxic(fmt.Sprintf(`{"name":"%s_%s","type":"%s","stream":"%s","toxicity":1}`, holdName, stream, holdName, stream)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// IsDropped reports whether the link drops (Drop, until its toxics are removed).
+func (l *Link) IsDropped() bool { return l.proxy.Toxics.GetToxic(holdName+"_upstream") != nil }
+
+// holdName is the toxic Drop adds, one per direction.
+const holdName = "lockcheck_hold"
+
+// holdToxic holds everything: it never reads its input, so data (and an end of stream) wait in
+// order, then the proxy's own buffers, then the sender's socket buffers, as behind a path that
+// drops packets. Toxiproxy's own toxics do not fit: timeout with 0 discards the bytes (the stream
+// resumes with a gap no TCP connection has) and closes the connection when removed; latency
+// passes an end of stream on at once.
+type holdToxic struct{}
+
+// Pipe waits until the toxic is interrupted (removed, or another toxic added); removal passes on
+// what is queued.
+func (holdToxic) Pipe(stub *toxics.ToxicStub) { <-stub.Interrupt }
+
+func init() { toxics.Register(holdName, new(holdToxic)) }
 
 // AddToxic adds a toxic described in toxiproxy's JSON form, e.g.
 // {"type":"latency","stream":"downstream","attributes":{"latency":200}}

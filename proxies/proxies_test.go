@@ -126,3 +126,92 @@ func TestLinksAreNamedAndFoundByEnds(t *testing.T) {
 		t.Fatal("cut between unlinked ends succeeded")
 	}
 }
+
+// A dropped link keeps its connections: a read waits for its deadline (no reset, no EOF), a new
+// connection is accepted and gets nothing back either, and what was sent meanwhile arrives, in
+// order, after the heal.
+func TestDropHoldsUntilHealThenDelivers(t *testing.T) {
+	s := New()
+	defer s.Stop()
+	l, err := s.Add("client-1", "n1", "", echo(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", l.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := roundTrip(c); err != nil {
+		t.Fatalf("through the link: %v", err)
+	}
+	if err := s.DropBetween("n1", "client-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Drop(); err != nil { // idempotent
+		t.Fatal(err)
+	}
+	if !l.IsDropped() || l.IsCut() {
+		t.Fatalf("dropped %v, cut %v: want dropped, not cut", l.IsDropped(), l.IsCut())
+	}
+	r := bufio.NewReader(c)
+	_ = c.SetDeadline(time.Now().Add(300 * time.Millisecond))
+	if _, err := io.WriteString(c, "one\ntwo\n"); err != nil {
+		t.Fatalf("a write into a dropping link fails at once: %v", err)
+	}
+	line, err := r.ReadString('\n')
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("read through a dropping link: %q, %v; want a timeout", line, err)
+	}
+	fresh, err := net.Dial("tcp", l.Addr())
+	if err != nil {
+		t.Fatalf("a new connection to a dropping link: %v; want accepted", err)
+	}
+	defer fresh.Close()
+	if err := roundTrip(fresh); err == nil || !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("new connection's round trip: %v; want a timeout", err)
+	}
+
+	if err := s.HealBetween("client-1", "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if l.IsDropped() {
+		t.Fatal("still dropped after the heal")
+	}
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	for _, want := range []string{"one\n", "two\n"} {
+		if line, err := r.ReadString('\n'); err != nil || line != want {
+			t.Fatalf("after the heal: %q, %v; want %q (held, then delivered)", line, err, want)
+		}
+	}
+	if err := roundTrip(c); err != nil {
+		t.Fatalf("the same connection after the heal: %v", err)
+	}
+}
+
+// A cut, unlike a drop, ends the connection at once: the read fails before its deadline.
+func TestCutFailsAReadAtOnceWhereDropHangs(t *testing.T) {
+	s := New()
+	defer s.Stop()
+	l, err := s.Add("client-1", "n1", "", echo(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", l.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := l.Cut(); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	_, _ = io.WriteString(c, "ping\n")
+	_, err = bufio.NewReader(c).ReadString('\n')
+	var ne net.Error
+	if err == nil || (errors.As(err, &ne) && ne.Timeout()) || time.Since(began) > time.Second {
+		t.Fatalf("read through a cut link: %v after %v; want EOF or a reset at once", err, time.Since(began))
+	}
+}

@@ -15,6 +15,8 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	_ "github.com/lockcheck/lockcheck/report/plots" // the browser sees the plots lockcheck draws
+
 	"github.com/lockcheck/lockcheck/history/synth"
 	"github.com/lockcheck/lockcheck/report"
 	"github.com/lockcheck/lockcheck/runner"

@@ -24,9 +24,12 @@ import (
 // (a path ending in .yaml or .yml, relative to the scenario), or an external design given inline
 // (`{command: [python3, adapters/redis_py_lock.py], service: redis, nodes: 1, token: none}`).
 type LockSpec struct {
-	Name   string
-	File   string
-	Inline *locks.Program
+	Name string
+	File string
+	// Version is the version a design file is named at (FILE.yaml@VERSION): its go: section's
+	// library is built at it.
+	Version string
+	Inline  *locks.Program
 
 	problems []lockProblem // found while decoding; reported with the scenario's other errors
 	// lines are where the program's fields are written (command, dir) in the file that names
@@ -42,8 +45,8 @@ type lockProblem struct{ field, msg string }
 func (l *LockSpec) UnmarshalYAML(n *yaml.Node) error {
 	switch n.Kind {
 	case yaml.ScalarNode:
-		if isDesignFile(n.Value) {
-			l.File = n.Value
+		if file, version, ok := locks.DesignFileName(n.Value); ok {
+			l.File, l.Version = file, version
 		} else {
 			l.Name = n.Value
 		}
@@ -124,7 +127,7 @@ func (s *Scenario) resolveLock(root *yaml.Node) []*Error {
 		idx := yamlpos.New(root)
 		s.LockSpec.lines = map[string]int{"command": idx.Line("lock.command"), "dir": idx.Line("lock.dir")}
 	case l.File != "":
-		p, lines, ferrs := loadDesignFile(filepath.Join(s.baseDir(), l.File), l.File)
+		p, lines, ferrs := loadDesignFile(filepath.Join(s.baseDir(), l.File), l.File, l.Version)
 		if len(ferrs) > 0 {
 			return ferrs
 		}
@@ -173,9 +176,10 @@ func (s *Scenario) setDesign(d locks.Design) {
 // baseDir is the folder relative paths in the scenario are taken from: its own.
 func (s *Scenario) baseDir() string { return filepath.Dir(s.Path) }
 
-// loadDesignFile reads an external design from a file; errors name that file (shown as shown).
-// It also returns the lines its command and dir are written on.
-func loadDesignFile(path, shown string) (*locks.Program, map[string]int, []*Error) {
+// loadDesignFile reads an external design from a file, at version when the file was named with one
+// (FILE.yaml@VERSION, for a design with a go: section); errors name that file (shown as shown).
+// It also returns the lines its command, dir and go source are written on.
+func loadDesignFile(path, shown, version string) (*locks.Program, map[string]int, []*Error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, []*Error{{Field: "lock", Msg: fmt.Sprintf("design file: %v", err)}}
@@ -192,10 +196,34 @@ func loadDesignFile(path, shown string) (*locks.Program, map[string]int, []*Erro
 		return nil, nil, asErrors(yamlErrors(shown, idx, err))
 	}
 	var errs []*Error
+	if version != "" {
+		if p.Go == nil {
+			return nil, nil, []*Error{{File: shown, Field: "go", Msg: fmt.Sprintf("%s@%s: only a design with a go: section takes a version "+
+				"(go: {source: my_adapter.go, module: MODULE}: its adapter is built against the library at that version)", shown, version)}}
+		}
+		p.Go.Version = "v" + strings.TrimPrefix(version, "v") // 1.2.3 is read as v1.2.3, as for LIB@VERSION
+	}
+	if p.Go != nil && p.Name == "" { // NAME@VERSION, NAME the file's
+		p.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
 	checkProgram(&p, filepath.Dir(path), func(field, format string, a ...any) {
+		if version != "" && field == "go.version" {
+			field = "" // the version was named with the file, not written in it
+		}
 		errs = append(errs, &Error{File: shown, Line: idx.Line(field), Field: field, Msg: fmt.Sprintf(format, a...)})
 	})
-	return &p, map[string]int{"command": idx.Line("command"), "dir": idx.Line("dir")}, errs
+	return &p, map[string]int{"command": idx.Line("command"), "dir": idx.Line("dir"), "go.source": idx.Line("go.source")}, errs
+}
+
+// A design file named where a design's name goes (lockcheck matrix --locks my-lock.yaml@v1.2.0).
+func init() {
+	locks.DesignFile = func(path, version string) (locks.Design, error) {
+		p, _, errs := loadDesignFile(path, path, version)
+		if len(errs) > 0 {
+			return locks.Design{}, joinErrors(errs)
+		}
+		return locks.ExternalDesign(*p), nil
+	}
 }
 
 func asErrors(err error) []*Error {
@@ -220,8 +248,11 @@ func checkProgram(p *locks.Program, base string, bad func(field, format string, 
 	ok := true
 	fail := func(field, format string, a ...any) { ok = false; bad(field, format, a...) }
 	switch {
+	case p.Go != nil:
+		ok = checkGo(p, base, fail) && ok
 	case len(p.Command) == 0:
-		fail("command", "missing: the program to run and its arguments, e.g. [python3, adapters/redis_py_lock.py]")
+		fail("command", "missing: the program to run and its arguments, e.g. [python3, adapters/redis_py_lock.py], "+
+			"or a Go adapter to build: go: {source: my_adapter.go, module: MODULE, version: VERSION}")
 	case slices.Contains(p.Command, ""):
 		fail("command", "an empty argument in %q", p.Command)
 	}
@@ -264,6 +295,42 @@ func checkProgram(p *locks.Program, base string, bad func(field, format string, 
 	return ok
 }
 
+// checkGo checks a design's go: section and makes its source absolute (relative to base).
+func checkGo(p *locks.Program, base string, fail func(field, format string, a ...any)) bool {
+	g := *p.Go
+	p.Go = &g
+	ok := true
+	if len(p.Command) > 0 {
+		ok = false
+		fail("command", "a design with a go: section has no command: lockcheck builds its program from go.source")
+	}
+	switch {
+	case g.Source == "":
+		ok = false
+		fail("go.source", "missing: the Go adapter, a file of package main written against the library and lockcheck's "+
+			"lockproto.go (lockcheck init --lang go --library MODULE writes one)")
+	case filepath.Ext(g.Source) != ".go":
+		ok = false
+		fail("go.source", "%s is not a Go file (.go)", g.Source)
+	case !filepath.IsAbs(g.Source):
+		if abs, err := filepath.Abs(filepath.Join(base, g.Source)); err == nil {
+			p.Go.Source = abs
+		}
+	}
+	if g.Module == "" {
+		ok = false
+		fail("go.module", "missing: the library's module path, e.g. github.com/bsm/redislock")
+	}
+	if msg := locks.CheckVersion(g.Version); msg != "" {
+		ok = false
+		fail("go.version", "%s", msg)
+	}
+	if p.Name == "" {
+		p.Name = strings.TrimSuffix(filepath.Base(g.Source), ".go")
+	}
+	return ok
+}
+
 // CheckProgram checks, before a run, that this machine can start the scenario's external lock
 // program: its working directory exists, its command is found, and the arguments that are paths
 // (pathArgument) name files. Errors name the file, line and field; a design without a program
@@ -282,6 +349,12 @@ func (s *Scenario) CheckProgram() error {
 	}
 	if st, err := os.Stat(p.Dir); err != nil || !st.IsDir() {
 		return where("dir", "dir", "%s is not a folder on this machine", p.Dir)
+	}
+	if p.Go != nil {
+		if _, err := os.Stat(p.Go.Source); err != nil {
+			return where("go.source", "go.source", "%s does not exist on this machine", p.Go.Source)
+		}
+		return nil
 	}
 	prog := p.Command[0]
 	if strings.Contains(prog, "/") {

@@ -114,7 +114,9 @@ func refused(p providers.Provider, uses []nemesis.Use) error {
 	s, _ := p.(providers.Sampler)
 	var errs []error
 	for _, u := range uses {
-		if u.Need != nil && s != nil && !u.Need.Has(s.Sample()) {
+		if _, ok := p.(providers.Dropper); !ok && u.Act == "drop" {
+			errs = append(errs, fmt.Errorf("%s on %s (drop): it cannot drop packets between servers; use mode reset", u.Fault, u.Target))
+		} else if u.Need != nil && s != nil && !u.Need.Has(s.Sample()) {
 			errs = append(errs, fmt.Errorf("%s on %s (%s): its nodes have no %q action", u.Fault, u.Target, u.Act, u.Act))
 		} else if r != nil {
 			if err := r.Refuses(u.Target, u.Act); err != nil {
@@ -201,7 +203,29 @@ func (t *Topology) Cut(target string, nodes []string) error {
 	return t.eachLink(target, nodes, (*proxies.Link).Cut)
 }
 
-// Heal undoes cuts and delays alike.
+// Drop partitions a client from nodes (every server when empty), or a server from its peers,
+// silently: connections stay open and nothing gets through until Heal. A client's links are its
+// proxies on every provider; a server's paths are the provider's, which must be a
+// providers.Dropper.
+func (t *Topology) Drop(target string, nodes []string) error {
+	server := target
+	if r, ok := t.Targets()[target].(*Role); ok {
+		n, err := r.node(true)
+		if err != nil {
+			return err
+		}
+		server = n.Name()
+	} else if !t.isServer(target) {
+		return t.eachLink(target, nodes, (*proxies.Link).Drop)
+	}
+	d, ok := t.Provider.(providers.Dropper)
+	if !ok {
+		return fmt.Errorf("the %s provider cannot drop packets between servers (partition mode drop); mode reset cuts connections", t.Provider.Name())
+	}
+	return d.DropPeers(server, nodes)
+}
+
+// Heal undoes cuts, drops and delays alike.
 func (t *Topology) Heal(target string, nodes []string) error {
 	if r, ok := t.Targets()[target].(*Role); ok {
 		n, err := r.node(false)

@@ -13,6 +13,7 @@ import (
 func newInitCommand() *cobra.Command {
 	var o starter.Options
 	var force bool
+	var library string
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Write a starter set into this repository: a lock adapter template, its scenarios, a CI workflow",
@@ -29,6 +30,9 @@ writes one in POSIX sh, for any other language. Existing files are never overwri
 --force.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if library != "" {
+				return initLibrary(cmd.OutOrStdout(), o, library, force)
+			}
 			o.Version = moduleVersion()
 			files, columns, next, err := starter.Plan(o)
 			if err != nil {
@@ -56,6 +60,8 @@ writes one in POSIX sh, for any other language. Existing files are never overwri
 	f.StringVar(&o.Dir, "dir", "lockcheck", "folder for the starter set, relative to the repository's root")
 	f.StringVar(&o.Workflow, "workflow", "", `the CI workflow's path (default .github/workflows/lockcheck.yml; "-": none)`)
 	f.BoolVar(&force, "force", false, "overwrite files that exist")
+	f.StringVar(&library, "library", "", "with --lang go: a Go adapter of the library MODULE@VERSION and its design file, "+
+		"to check it at any version (lockcheck matrix --locks DIR/NAME.yaml@V1,DIR/NAME.yaml@V2)")
 	_ = cmd.MarkFlagRequired("lang")
 	return cmd
 }

@@ -104,12 +104,17 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 				fmt.Fprintf(cmd.OutOrStdout(), "baseline %s: %d cell(s), %d run(s) judged again by this checker, %d as recorded\n",
 					baseline, len(base.Cells), again, recorded)
 			case baselineLock != "":
-				if _, err := locks.Get(baselineLock); err != nil {
+				bd, err := locks.Get(baselineLock)
+				if err != nil {
 					return &exitError{exitHarness, fmt.Errorf("--baseline-lock: %w", err)}
 				}
-				if len(o.Locks) > 0 && !slices.Contains(o.Locks, baselineLock) {
+				// Rows are named by their designs (a design file at a version, mine.yaml@v1.2.0, is
+				// the row mine@v1.2.0).
+				isBase := func(l string) bool { d, err := locks.Get(l); return err == nil && d.Name == bd.Name }
+				if len(o.Locks) > 0 && !slices.ContainsFunc(o.Locks, isBase) {
 					o.Locks = append([]string{baselineLock}, o.Locks...)
 				}
+				baselineLock = bd.Name
 			}
 			if err := runner.CheckMachine(); err != nil {
 				return &exitError{exitHarness, err}

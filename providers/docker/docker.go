@@ -240,24 +240,27 @@ func pair(a, b string) [2]string {
 	return [2]string{a, b}
 }
 
-// CutPeers cuts node off from peers (every node it has a path with when empty), both ways: DROP
-// rules for each peer's address in node's INPUT and OUTPUT chains. The rules live in the
+// CutPeers cuts node off from peers (every node it has a path with when empty), both ways: rules
+// for each peer's address in node's INPUT and OUTPUT chains that answer TCP with a reset, so
+// connections fail at once, as a stopped proxy makes them locally. The rules live in the
 // container's network namespace, so a cut lasts across the server's restarts until healed.
-func (p *Provider) CutPeers(node string, peers []string) error {
-	n, _, ips, err := p.peersOf(node, peers)
-	if err != nil {
-		return err
-	}
-	return n.applyCuts(ips, true)
-}
+func (p *Provider) CutPeers(node string, peers []string) error { return p.cut(node, peers, cutReset) }
 
-// HealPeers undoes CutPeers.
-func (p *Provider) HealPeers(node string, peers []string) error {
+// DropPeers is CutPeers with DROP rules: packets vanish, as in Jepsen's partitions, and the
+// servers notice by their own timeouts.
+func (p *Provider) DropPeers(node string, peers []string) error { return p.cut(node, peers, cutDrop) }
+
+// HealPeers undoes CutPeers and DropPeers.
+func (p *Provider) HealPeers(node string, peers []string) error { return p.cut(node, peers, cutHeal) }
+
+var _ providers.Dropper = (*Provider)(nil)
+
+func (p *Provider) cut(node string, peers []string, how cutHow) error {
 	n, _, ips, err := p.peersOf(node, peers)
 	if err != nil {
 		return err
 	}
-	return n.applyCuts(ips, false)
+	return n.applyCuts(ips, how)
 }
 
 func (p *Provider) linkedPeers(node string) []string {

@@ -259,3 +259,61 @@ func TestZooKeeperLeaderCutFromPeersIsReplaced(t *testing.T) {
 		return err == nil && m == "follower"
 	})
 }
+
+// The two modes between containers: a replica whose link to its primary is dropped (iptables
+// DROP) still reports the link up while it misses writes, and gets them after the heal; cut in
+// reset mode (REJECT with TCP resets) it reports the link down at once.
+func TestReplicaLinkDroppedStaysUpResetGoesDown(t *testing.T) {
+	dockertests.Need(t)
+	d, err := locks.Get("set-nx-px")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := services.StartKind(context.Background(),
+		services.Spec{Design: d, Nodes: 1, Server: redis.Settings{Replicas: 1, Sentinels: 1}, Duration: 10 * time.Second},
+		services.Options{Dir: t.TempDir(), Provider: docker.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Stop()
+	targets := topo.Targets()
+	n1, n2 := targets["n1"].(providers.Node), targets["n2"].(providers.Node)
+	primary, replica := rclient(t, n1.Addr(redis.ClientPort)), rclient(t, n2.Addr(redis.ClientPort))
+	link := func() string {
+		info, _ := replica.Info(ctxFor(t, time.Second), "replication").Result()
+		for _, l := range strings.Split(info, "\r\n") {
+			if s, ok := strings.CutPrefix(l, "master_link_status:"); ok {
+				return s
+			}
+		}
+		return "?"
+	}
+	has := func(k string) bool { return replica.Get(ctxFor(t, time.Second), k).Val() == "1" }
+	if err := primary.Set(ctxFor(t, time.Second), "before", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the replica has the first write", func() bool { return has("before") && link() == "up" })
+	if err := topo.Drop("n2", []string{"n1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := primary.Set(ctxFor(t, time.Second), "during-drop", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if has("during-drop") || link() != "up" {
+		t.Fatalf("dropped: replica has the write %v, link %s; want no write and the link still up", has("during-drop"), link())
+	}
+	if err := topo.Heal("n2", []string{"n1"}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the write made during the drop arrives after the heal", func() bool { return has("during-drop") })
+	if err := topo.Cut("n2", []string{"n1"}); err != nil {
+		t.Fatal(err)
+	}
+	cut := time.Now()
+	eventually(t, 5*time.Second, "a reset cut takes the link down", func() bool { return link() == "down" })
+	t.Logf("reset: the link went down %v after the cut", time.Since(cut).Round(time.Millisecond))
+	if err := topo.Heal("n2", []string{"n1"}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -528,9 +528,10 @@ func (n *node) waitReady(ctx context.Context) error {
 	}
 }
 
-// applyCuts adds (or, with cut false, removes) DROP rules for each address in both directions,
-// inside the node's network namespace, where they stay across the server's restarts.
-func (n *node) applyCuts(ips []netip.Addr, cut bool) error {
+// applyCuts adds the rules of a cut (cutReset, cutDrop) for each address in both directions, or
+// with cutHeal removes both kinds, inside the node's network namespace, where they stay across the
+// server's restarts.
+func (n *node) applyCuts(ips []netip.Addr, how cutHow) error {
 	ctx, cancel := apiCtx()
 	defer cancel()
 	st, err := n.state(ctx)
@@ -544,7 +545,7 @@ func (n *node) applyCuts(ips []netip.Addr, cut bool) error {
 	if err != nil {
 		return err
 	}
-	code, out, err := c.Exec(ctx, []string{"/bin/sh", "-c", iptablesScript(ips, cut)}, tcexec.Multiplexed())
+	code, out, err := c.Exec(ctx, []string{"/bin/sh", "-c", iptablesScript(ips, how)}, tcexec.Multiplexed())
 	if err != nil {
 		return fmt.Errorf("node %s: iptables: %w", n.spec.Name, err)
 	}
@@ -555,18 +556,42 @@ func (n *node) applyCuts(ips []netip.Addr, cut bool) error {
 	return nil
 }
 
-// iptablesScript adds or removes, idempotently, the rules that drop everything from and to each
-// address.
-func iptablesScript(ips []netip.Addr, cut bool) string {
+// cutHow is what applyCuts does.
+type cutHow int
+
+const (
+	cutReset cutHow = iota // connections fail: TCP resets (REJECT)
+	cutDrop                // packets vanish (DROP): connections hang until their own timeouts
+	cutHeal                // remove either
+)
+
+// cutRules are the rules of a cut of each kind from and to ip.
+func cutRules(ip netip.Addr, how cutHow) []string {
+	a := ip.String()
+	if how == cutDrop {
+		return []string{"INPUT -s " + a + " -j DROP", "OUTPUT -d " + a + " -j DROP"}
+	}
+	// Only TCP gets a reset (the servers speak nothing else to each other), and a reset itself is
+	// let through: the reset REJECT makes for a packet leaving for the peer comes back in from the
+	// peer's address, and the INPUT rule would swallow it (REJECT answers no reset).
+	return []string{"INPUT -s " + a + " -p tcp ! --tcp-flags RST RST -j REJECT --reject-with tcp-reset",
+		"OUTPUT -d " + a + " -p tcp ! --tcp-flags RST RST -j REJECT --reject-with tcp-reset"}
+}
+
+// iptablesScript adds, idempotently, the rules of a cut from and to each address, or removes every
+// copy of either kind's.
+func iptablesScript(ips []netip.Addr, how cutHow) string {
 	var b strings.Builder
 	b.WriteString("set -e\n")
 	for _, ip := range ips {
-		for _, rule := range []string{"INPUT -s " + ip.String() + " -j DROP", "OUTPUT -d " + ip.String() + " -j DROP"} {
-			if cut {
-				fmt.Fprintf(&b, "iptables -w -C %s 2>/dev/null || iptables -w -I %s\n", rule, rule)
-			} else {
+		if how == cutHeal {
+			for _, rule := range append(cutRules(ip, cutReset), cutRules(ip, cutDrop)...) {
 				fmt.Fprintf(&b, "while iptables -w -C %s 2>/dev/null; do iptables -w -D %s; done\n", rule, rule)
 			}
+			continue
+		}
+		for _, rule := range cutRules(ip, how) {
+			fmt.Fprintf(&b, "iptables -w -C %s 2>/dev/null || iptables -w -I %s\n", rule, rule)
 		}
 	}
 	return b.String()

@@ -25,21 +25,33 @@ func TestStartScript(t *testing.T) {
 	}
 }
 
-// A cut drops both directions for each peer, idempotently; a heal removes every copy.
+// A cut resets, a drop drops, both directions for each peer, idempotently; a heal removes every
+// copy of either.
 func TestIptablesScript(t *testing.T) {
 	ips := []netip.Addr{netip.MustParseAddr("172.30.5.3")}
-	cut := iptablesScript(ips, true)
-	for _, want := range []string{
-		"iptables -w -C INPUT -s 172.30.5.3 -j DROP 2>/dev/null || iptables -w -I INPUT -s 172.30.5.3 -j DROP",
-		"iptables -w -C OUTPUT -d 172.30.5.3 -j DROP 2>/dev/null || iptables -w -I OUTPUT -d 172.30.5.3 -j DROP",
+	for how, wants := range map[cutHow][]string{
+		cutReset: {
+			"iptables -w -C INPUT -s 172.30.5.3 -p tcp ! --tcp-flags RST RST -j REJECT --reject-with tcp-reset 2>/dev/null || iptables -w -I INPUT -s 172.30.5.3 -p tcp ! --tcp-flags RST RST -j REJECT --reject-with tcp-reset",
+			"iptables -w -C OUTPUT -d 172.30.5.3 -p tcp ! --tcp-flags RST RST -j REJECT --reject-with tcp-reset 2>/dev/null || iptables -w -I OUTPUT -d 172.30.5.3 -p tcp ! --tcp-flags RST RST -j REJECT --reject-with tcp-reset",
+		},
+		cutDrop: {
+			"iptables -w -C INPUT -s 172.30.5.3 -j DROP 2>/dev/null || iptables -w -I INPUT -s 172.30.5.3 -j DROP",
+			"iptables -w -C OUTPUT -d 172.30.5.3 -j DROP 2>/dev/null || iptables -w -I OUTPUT -d 172.30.5.3 -j DROP",
+		},
+		cutHeal: {
+			"while iptables -w -C INPUT -s 172.30.5.3 -j DROP 2>/dev/null; do iptables -w -D INPUT -s 172.30.5.3 -j DROP; done",
+			"while iptables -w -C OUTPUT -d 172.30.5.3 -p tcp ! --tcp-flags RST RST -j REJECT --reject-with tcp-reset 2>/dev/null; do iptables -w -D OUTPUT -d 172.30.5.3 -p tcp ! --tcp-flags RST RST -j REJECT --reject-with tcp-reset; done",
+		},
 	} {
-		if !strings.Contains(cut, want) {
-			t.Errorf("cut lacks %q:\n%s", want, cut)
+		script := iptablesScript(ips, how)
+		for _, want := range wants {
+			if !strings.Contains(script, want) {
+				t.Errorf("%d lacks %q:\n%s", how, want, script)
+			}
 		}
-	}
-	if heal := iptablesScript(ips, false); !strings.Contains(heal, "while iptables -w -C INPUT -s 172.30.5.3 -j DROP 2>/dev/null; do iptables "+
-		"-w -D INPUT -s 172.30.5.3 -j DROP; done") {
-		t.Errorf("heal:\n%s", heal)
+		if how == cutReset && strings.Contains(script, "DROP") || how == cutDrop && strings.Contains(script, "REJECT") {
+			t.Errorf("%d mixes the kinds:\n%s", how, script)
+		}
 	}
 }
 

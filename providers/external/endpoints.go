@@ -16,8 +16,9 @@ import (
 )
 
 // Actions a hook may be given for, by their names in an endpoints file; they are the actions a
-// fault asks of a server (providers.Refuser).
-var Actions = []string{"pause", "resume", "kill", "restart", "clock", "cut", "heal"}
+// fault asks of a server (providers.Refuser). "cut" is a partition's reset mode (connections
+// fail), "drop" its drop mode (packets vanish); "heal" undoes either.
+var Actions = []string{"pause", "resume", "kill", "restart", "clock", "cut", "drop", "heal"}
 
 // Endpoints is an endpoints file: the user's nodes by the names a scenario's service gives them
 // (n1.., s1.., zk1..), and the hook commands that carry out server faults.

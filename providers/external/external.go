@@ -151,6 +151,13 @@ func (p *Provider) Start(ctx context.Context, name string) (providers.Node, erro
 // CutPeers runs the cut hook on node for peers.
 func (p *Provider) CutPeers(node string, peers []string) error { return p.peerHook("cut", node, peers) }
 
+// DropPeers runs the drop hook on node for peers.
+func (p *Provider) DropPeers(node string, peers []string) error {
+	return p.peerHook("drop", node, peers)
+}
+
+var _ providers.Dropper = (*Provider)(nil)
+
 // HealPeers runs the heal hook.
 func (p *Provider) HealPeers(node string, peers []string) error {
 	return p.peerHook("heal", node, peers)

@@ -179,6 +179,38 @@ nemesis:
 	}
 }
 
+// A partition in drop mode needs a drop hook: cut and heal hooks alone (a reset's) are refused
+// before anything starts, naming the hook to add.
+func TestDropPartitionWithoutDropHookIsRefused(t *testing.T) {
+	eps := write(t, "endpoints.yaml", `nodes:
+  zk1: {ports: {client: 127.0.0.1:1}}
+  zk2: {ports: {client: 127.0.0.1:2}}
+  zk3: {ports: {client: 127.0.0.1:3}}
+hooks: {cut: 'true', heal: 'true'}
+`)
+	sc := load(t, `name: external-drop
+lock: zk
+nodes: 3
+clients: 2
+ttl: 2s
+duration: 2s
+nemesis:
+  - {fault: partition, target: zk1, mode: drop, at: 1s, for: 500ms}
+`)
+	_, err := runner.Run(context.Background(), sc, options(t, eps))
+	if err == nil {
+		t.Fatal("a drop partition without a drop hook ran")
+	}
+	for _, want := range []string{"partition on zk1 (drop)", `no "drop" hook for zk1`, "hooks.drop"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not say %q: %v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), `"cut"`) {
+		t.Errorf("a drop asked for the cut hook: %v", err)
+	}
+}
+
 func TestEndpointsFileErrorsNameFileLineAndField(t *testing.T) {
 	path := write(t, "eps.yaml", "nodes:\n  n1:\n    ports: {client: nowhere}\n    hooks: {pasue: 'kill -STOP 1'}\n")
 	_, err := external.Load(path)

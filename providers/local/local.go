@@ -57,6 +57,8 @@ func (p *Provider) Name() string { return Name }
 // Sample is a node of the type this provider starts (providers.Sampler).
 func (p *Provider) Sample() providers.Node { return (*node)(nil) }
 
+var _ providers.Dropper = (*Provider)(nil)
+
 // RunsOnThisMachine: servers are processes here, so a server built into the user's cache runs.
 func (p *Provider) RunsOnThisMachine() bool { return true }
 
@@ -165,30 +167,33 @@ func (p *Provider) direct(to, port string) (string, error) {
 	return addr, nil
 }
 
-// CutPeers cuts node off from peers (every node it has a path with when empty), both ways.
+// CutPeers cuts node off from peers (every node it has a path with when empty), both ways: the
+// proxies between them stop, so connections are refused or reset.
 func (p *Provider) CutPeers(node string, peers []string) error {
+	return p.eachPeer(node, peers, p.o.Links.CutBetween)
+}
+
+// DropPeers partitions node from peers silently: the proxies between them keep their connections
+// and pass nothing until healed (proxies.Link.Drop).
+func (p *Provider) DropPeers(node string, peers []string) error {
+	return p.eachPeer(node, peers, p.o.Links.DropBetween)
+}
+
+func (p *Provider) eachPeer(node string, peers []string, f func(a, b string) error) error {
 	peers, err := p.peersOf(node, peers)
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, q := range peers {
-		errs = append(errs, p.o.Links.CutBetween(node, q))
+		errs = append(errs, f(node, q))
 	}
 	return errors.Join(errs...)
 }
 
-// HealPeers undoes CutPeers.
+// HealPeers undoes CutPeers and DropPeers.
 func (p *Provider) HealPeers(node string, peers []string) error {
-	peers, err := p.peersOf(node, peers)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, q := range peers {
-		errs = append(errs, p.o.Links.HealBetween(node, q))
-	}
-	return errors.Join(errs...)
+	return p.eachPeer(node, peers, p.o.Links.HealBetween)
 }
 
 func (p *Provider) peersOf(node string, asked []string) ([]string, error) {

@@ -1,6 +1,9 @@
-//go:build !quickstart
-
-package report
+// Package plots draws a report's plots with gonum/plot, as SVG inlined in the page: no script, no
+// network. Importing it (for its side effect) gives package report its plots: lockcheck does,
+// make run's quick-start build and a lockchecktest check do not (gonum/plot, its fonts and image
+// packages are 143 of the 558 packages a check linked, and megabytes of its test binary), and
+// their pages say how to draw them (lockcheck report RUN_FOLDER).
+package plots
 
 import (
 	"bytes"
@@ -19,12 +22,24 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/lockcheck/lockcheck/checker"
-	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/report"
 )
 
-// The plots are drawn by gonum/plot as SVG and inlined in the page: no script, no network. make
-// run's quick-start build leaves them out (plots_quickstart.go): gonum/plot and the image and
-// font packages it brings are 74 of that build's 423 packages.
+func init() { report.SetPlots(drawer{}) }
+
+// drawer is report.Plots.
+type drawer struct{}
+
+func (drawer) Latency(r report.PlotRun) (string, error) { return latencyPlot(&run{r}) }
+func (drawer) Throughput(r report.PlotRun) (string, error) {
+	return throughputPlot(&run{r}, countOps(&run{r}))
+}
+
+// run is what a plot draws, with the names the drawing code reads.
+type run struct{ report.PlotRun }
+
+func (r *run) sec(t int64) float64 { return float64(t-r.Start) / 1e9 }
+
 const (
 	plotWidth  = 15 * vg.Inch // about the page's width in CSS pixels, so fonts keep their size
 	plotHeight = 3.1 * vg.Inch
@@ -37,7 +52,7 @@ const maxScatter = 5000
 // latencyPlot: every acquire at the time it completed, by how long it took; failures as crosses.
 func latencyPlot(r *run) (string, error) {
 	p := newPlot(r, "acquire latency", "acquire latency (ms)")
-	if len(r.acquires) > maxScatter {
+	if len(r.Acquires) > maxScatter {
 		if err := latencyLines(r, p); err != nil {
 			return "", err
 		}
@@ -45,18 +60,18 @@ func latencyPlot(r *run) (string, error) {
 	}
 	byClient := map[string]plotter.XYs{}
 	var failed plotter.XYs
-	for _, a := range r.acquires {
-		if a.done == 0 {
+	for _, a := range r.Acquires {
+		if a.Done == 0 {
 			continue
 		}
-		pt := plotter.XY{X: r.sec(a.done), Y: float64(a.done-a.invoke) / 1e6}
-		if a.outcome == string(history.OK) {
-			byClient[a.client] = append(byClient[a.client], pt)
+		pt := plotter.XY{X: r.sec(a.Done), Y: float64(a.Done-a.Invoke) / 1e6}
+		if a.OK {
+			byClient[a.Client] = append(byClient[a.Client], pt)
 		} else {
 			failed = append(failed, pt)
 		}
 	}
-	for i, c := range r.clients {
+	for i, c := range r.Clients {
 		pts := byClient[c]
 		if len(pts) == 0 {
 			continue
@@ -88,20 +103,20 @@ func latencyPlot(r *run) (string, error) {
 // there are too many to draw each).
 func latencyLines(r *run, p *plot.Plot) error {
 	const bins = 300
-	span := float64(max(r.end-r.start, 1))
+	span := float64(max(r.End-r.Start, 1))
 	per := make([][]float64, bins)
 	failed := make([]plotter.XYs, bins)
 	nFailed := 0
-	for _, a := range r.acquires {
-		if a.done == 0 {
+	for _, a := range r.Acquires {
+		if a.Done == 0 {
 			continue
 		}
-		i := min(bins-1, max(0, int(float64(a.done-r.start)/span*bins)))
-		ms := float64(a.done-a.invoke) / 1e6
-		if a.outcome == string(history.OK) {
+		i := min(bins-1, max(0, int(float64(a.Done-r.Start)/span*bins)))
+		ms := float64(a.Done-a.Invoke) / 1e6
+		if a.OK {
 			per[i] = append(per[i], ms)
 		} else {
-			failed[i] = append(failed[i], plotter.XY{X: r.sec(a.done), Y: ms})
+			failed[i] = append(failed[i], plotter.XY{X: r.sec(a.Done), Y: ms})
 			nFailed++
 		}
 	}
@@ -179,12 +194,12 @@ func throughputPlot(r *run, events opCounts) (string, error) {
 		{"operations ok/s", events.ok, color.RGBA{R: 31, G: 119, B: 180, A: 255}},
 		{"acquisitions/s", events.acquired, color.RGBA{R: 44, G: 160, B: 44, A: 255}},
 	}
-	bin := binWidth(time.Duration(r.end-r.start), r.long)
-	n := int(math.Ceil(float64(r.end-r.start) / float64(bin)))
+	bin := binWidth(time.Duration(r.End-r.Start), r.Long)
+	n := int(math.Ceil(float64(r.End-r.Start) / float64(bin)))
 	for _, l := range lines {
 		counts := make([]float64, max(n, 1))
 		for _, t := range l.times {
-			i := int((t - r.start) / int64(bin))
+			i := int((t - r.Start) / int64(bin))
 			if i >= 0 && i < len(counts) {
 				counts[i]++
 			}
@@ -194,7 +209,7 @@ func throughputPlot(r *run, events opCounts) (string, error) {
 		for i, c := range counts {
 			rate := c / bin.Seconds()
 			x0 := float64(i) * bin.Seconds()
-			pts = append(pts, plotter.XY{X: x0, Y: rate}, plotter.XY{X: math.Min(x0+bin.Seconds(), r.sec(r.end)), Y: rate})
+			pts = append(pts, plotter.XY{X: x0, Y: rate}, plotter.XY{X: math.Min(x0+bin.Seconds(), r.sec(r.End)), Y: rate})
 		}
 		line, err := plotter.NewLine(pts)
 		if err != nil {
@@ -213,10 +228,10 @@ func throughputPlot(r *run, events opCounts) (string, error) {
 type opCounts struct{ ok, acquired []int64 }
 
 func countOps(r *run) opCounts {
-	c := opCounts{ok: r.completions}
-	for _, a := range r.acquires {
-		if a.outcome == string(history.OK) {
-			c.acquired = append(c.acquired, a.done)
+	c := opCounts{ok: r.Completions}
+	for _, a := range r.Acquires {
+		if a.OK {
+			c.acquired = append(c.acquired, a.Done)
 		}
 	}
 	return c
@@ -225,19 +240,17 @@ func countOps(r *run) opCounts {
 // binWidth gives about 40 bins (200 for a long run), at least 100ms wide.
 func binWidth(span time.Duration, long bool) time.Duration {
 	if long {
-		return max(niceStep(span, 200), 100*time.Millisecond)
+		return max(report.NiceStep(span, 200), 100*time.Millisecond)
 	}
-	return max(niceStep(span, 40), 100*time.Millisecond)
+	return max(report.NiceStep(span, 40), 100*time.Millisecond)
 }
-
-func (r *run) sec(t int64) float64 { return float64(t-r.start) / 1e9 }
 
 func newPlot(r *run, title, ylabel string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "time since start (s)"
 	p.Y.Label.Text = ylabel
-	p.X.Min, p.X.Max = 0, r.sec(r.end)
+	p.X.Min, p.X.Max = 0, r.sec(r.End)
 	p.Legend.Top = true
 	p.Legend.Left = false
 	p.Legend.ThumbnailWidth = vg.Points(14)
@@ -254,7 +267,7 @@ func newPlot(r *run, title, ylabel string) *plot.Plot {
 	p.X.Tick.Marker = secondTicks{}
 	p.Y.Tick.Marker = plainTicks{}
 	p.Add(plotter.NewGrid())
-	p.Add(&faultShade{r: r, faults: r.faults})
+	p.Add(&faultShade{r: r, faults: r.Faults})
 	return p
 }
 
@@ -273,7 +286,7 @@ func (s *faultShade) Plot(c draw.Canvas, p *plot.Plot) {
 	style.Font.Size = vg.Points(8)
 	style.XAlign, style.YAlign = draw.XLeft, draw.YTop
 	for _, f := range s.faults {
-		col := hexColor(faultColor(f.Kind))
+		col := hexColor(report.FaultColor(f.Kind))
 		x0 := max(trX(s.r.sec(f.Start)), c.Min.X)
 		x1 := min(trX(s.r.sec(f.End)), c.Max.X)
 		if x1 < x0 {
@@ -331,13 +344,13 @@ func headroom(p *plot.Plot) {
 type secondTicks struct{}
 
 func (secondTicks) Ticks(lo, hi float64) []plot.Tick {
-	step := niceStep(time.Duration((hi-lo)*1e9), 10)
-	minor := niceStep(time.Duration((hi-lo)*1e9), 50)
+	step := report.NiceStep(time.Duration((hi-lo)*1e9), 10)
+	minor := report.NiceStep(time.Duration((hi-lo)*1e9), 50)
 	var out []plot.Tick
 	for d := time.Duration(0); d.Seconds() <= hi+1e-9; d += minor {
 		t := plot.Tick{Value: d.Seconds()}
 		if d%step == 0 {
-			t.Label = tickLabel(d, step)
+			t.Label = report.TickLabel(d, step)
 		}
 		out = append(out, t)
 	}

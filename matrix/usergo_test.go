@@ -1,0 +1,75 @@
+package matrix
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/lockcheck/lockcheck/runner"
+	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+// A Go library lockcheck does not ship, at two versions: a design file names the user's adapter
+// and the module (testdata/user-go), FILE.yaml@VERSION builds it at each. A scenario runs it, and
+// the matrix's rows are NAME@VERSION, compared against the first.
+func TestUsersGoLibraryAtTwoVersionsOnRealServers(t *testing.T) {
+	results := t.TempDir()
+	ro := runner.Options{ResultsDir: results, Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), workloads.TestWorkerEnv)}
+	sc, err := scenarios.Load("testdata/user-go/no-faults.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Lock != "redislock@v0.9.3" {
+		t.Fatalf("the scenario's lock is %q, want redislock@v0.9.3", sc.Lock)
+	}
+	res, err := runner.Run(context.Background(), sc, ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Matches || res.Verdict.Liveness.Acquisitions < 5 {
+		t.Fatalf("no-faults on redislock@v0.9.3: matches %v, %d acquisitions: %v", res.Matches, res.Verdict.Liveness.Acquisitions, res.Mismatches)
+	}
+
+	o := Options{Locks: []string{"testdata/user-go/redislock.yaml@v0.9.3", "testdata/user-go/redislock.yaml@v0.9.4"},
+		Faults: []string{"none"}, Parallel: 2, Runner: ro}
+	m, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lock := range []string{"redislock@v0.9.3", "redislock@v0.9.4"} {
+		c, ok := m.Cell(lock, "none")
+		if !ok || c.Status != Safe {
+			t.Errorf("%s × none: %v %s (%s), want safe", lock, ok, c.Status, c.Detail)
+		}
+	}
+	if r := CompareLocks(m, "redislock@v0.9.3"); len(r) != 0 {
+		t.Errorf("v0.9.4 against v0.9.3 without a fault: %+v", r)
+	}
+}
+
+// A version named with a design file that has no go: section, or a go: section without a module,
+// is refused naming the file and the field.
+func TestGoDesignFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		path := dir + "/" + name
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	plain := write("plain.yaml", "command: [./my-lock]\n")
+	noModule := write("nomod.yaml", "service: redis\ngo:\n  source: a.go\n  version: v1.0.0\n")
+	for _, c := range []struct{ name, want string }{
+		{plain + "@v1.0.0", "only a design with a go: section takes a version"},
+		{noModule, "nomod.yaml:2: go.module: missing: the library's module path"},
+		{noModule + "@1.0", `"v1.0" is not a version`},
+	} {
+		err := (Options{Locks: []string{c.name}}).Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want %q", c.name, err, c.want)
+		}
+	}
+}
