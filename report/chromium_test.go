@@ -81,7 +81,8 @@ func TestReportRendersInHeadlessChromium(t *testing.T) {
 	}
 	// The verdict in words at the top.
 	headline, err := chromedp.Run(step, chromedp.Evaluate[string](`document.querySelector(".headline").textContent`))
-	if err != nil || !strings.Contains(headline, "Unsafe") {
+	if err != nil || !strings.Contains(headline, "two clients believed they held the lock at the same time") ||
+		!strings.Contains(headline, "a holder outlived its promise") {
 		t.Errorf("headline %q (%v)", headline, err)
 	}
 	// Put the tooltip away before the picture.

@@ -1,3 +1,5 @@
+//go:build !quickstart
+
 package main
 
 // renewals_etcd.go: an etcd lease's renewals, read off its client's keep-alive stream. The client
