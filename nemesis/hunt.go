@@ -40,11 +40,13 @@ type move struct {
 	state  string // Holder, Waiter, Overtaken, passer; "" for a fixed target
 	point  string // a program point, or "" for now
 	target string // a fixed target (a server, or a client named in targets)
-	// throughRelease: the longest waiter, silenced (frozen, or cut from every server) as a new
-	// hold begins (its holder passing after-acquire), for 2.5–3.5 TTLs: its own lease ends while it waits, and the holder lets
-	// go meanwhile if its hold outlasts a lease and the servers' slack (a hunt's holds do, for
-	// designs that renew). A lock that then tells the waiter it holds broke its promise (etcd
-	// #11456, a ZooKeeper waiter whose session expired); one that checks says no.
+	// throughRelease: the longest waiter (the one a release serves next), silenced (frozen, or
+	// cut from every server) as a holder passes a point, for 2.5–3.5 TTLs: as a hold begins
+	// (after-acquire), so that its own lease ends before the holder lets go if the hold outlasts
+	// a lease and the servers' slack (a hunt's holds do, for designs that renew); or as the hold
+	// is about to end (before-write), so that the holder lets go while it is frozen and its lease
+	// ends before it wakes. A lock that then tells the waiter it holds broke its promise (etcd
+	// #11456; a ZooKeeper waiter whose session expired); one that checks says no.
 	throughRelease bool
 }
 
@@ -65,7 +67,8 @@ func (r Random) moves(k *Kind) []move {
 		case Waiter:
 			out = append(out, move{state: Waiter})
 			if k.Silences {
-				out = append(out, move{state: Waiter, point: HoldBegins, throughRelease: true})
+				out = append(out, move{state: Waiter, point: HoldBegins, throughRelease: true},
+					move{state: Waiter, point: "before-write", throughRelease: true})
 			}
 		case Overtaken:
 			out = append(out, move{state: Overtaken, point: "after-acquire"})
@@ -174,7 +177,6 @@ func (r Random) drawMove(rng *rand.Rand) (Fault, move, bool) {
 	k.drawParams(&f, r, rng)
 	return f, m, true
 }
-
 
 // awaitFor is await bounded by patience as well as by the heal.
 func (n *Nemesis) awaitFor(state string, pick func([]string) string, patience time.Duration) (string, bool) {

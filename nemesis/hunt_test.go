@@ -16,7 +16,8 @@ func huntPackage() Random {
 }
 
 // A hunt's moves: the holder now and at each point of its hold, a waiter (and, for a kind that
-// silences a client, a waiter silenced through its holder's release), the overtaken as it takes
+// silences a client, a waiter silenced through its holder's release, from as the hold begins or
+// as it is about to end), the overtaken as it takes
 // the lock again, any client at the design's own points, and a server only for the kinds that
 // suit one.
 func TestHuntMovesFollowTheTargetsAndKinds(t *testing.T) {
@@ -25,7 +26,7 @@ func TestHuntMovesFollowTheTargetsAndKinds(t *testing.T) {
 	got := r.moves(pause)
 	want := []move{{state: Holder}, {state: Holder, point: "after-acquire"}, {state: Holder, point: "before-write"},
 		{state: Holder, point: "after-validity-check"}, {state: Waiter}, {state: Waiter, point: HoldBegins, throughRelease: true},
-		{state: Overtaken, point: "after-acquire"},
+		{state: Waiter, point: "before-write", throughRelease: true}, {state: Overtaken, point: "after-acquire"},
 		{target: "n1"}, {state: passer, point: "between-send-and-reply"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("pause moves = %+v\nwant %+v", got, want)

@@ -245,8 +245,7 @@ func (n *Nemesis) Stopped(target, point string, occurrence int) {
 // IsHoldPoint reports whether point is one of the workload's points that only a holder passes.
 func IsHoldPoint(point string) bool { return slices.Contains(holdPoints, point) }
 
-// HoldBegins is the point a fault on a waiter may name: a holder passes it as its hold begins,
-// and the fault goes to the client that has waited longest then.
+// HoldBegins is where a hold begins: the holder passes it right after it acquired.
 const HoldBegins = "after-acquire"
 
 // rolePointFor finds the fault, planned at point for a lock state, that client takes by passing
@@ -258,9 +257,10 @@ func (n *Nemesis) rolePointFor(client, point string) (Fault, *rolePoint) {
 	var hit *rolePoint
 	target := client
 	for _, rp := range n.rolePoints {
-		// A waiter's fault at a hold's point: when a holder passes it (a hold begins, at
-		// after-acquire), the client that has waited longest then.
-		waiterAtHold := rp.f.Target == Waiter && point == HoldBegins
+		// A waiter's fault at a hold's point: when a holder passes it (as a hold begins, at
+		// after-acquire; as it is about to end, at before-write), the client that has waited
+		// longest then: the one a release serves next.
+		waiterAtHold := rp.f.Target == Waiter && IsHoldPoint(point)
 		state := rp.f.Target
 		if waiterAtHold {
 			state = Holder

@@ -316,11 +316,6 @@ func (s *Scenario) validateNemesis(bad func(string, string, ...any)) {
 			if known && !t.Client {
 				at("point", "program points are in clients; %s is a server", e.Target)
 			}
-			if e.Target == nemesis.Waiter && slices.Contains(workloads.Points, e.Point) && e.Point != nemesis.HoldBegins {
-				at("point", "a client passes %s while it holds the lock, never while it waits; a waiter's points are the design's own inside its "+
-					"acquire (%s), or %s: as a hold begins, the client that has waited longest then", e.Point,
-					strings.Join(s.design.Points, ", "), nemesis.HoldBegins)
-			}
 			if !slices.Contains(points, e.Point) {
 				at("point", "unknown program point %q; valid points for %s: %s", e.Point, s.Lock, strings.Join(points, ", "))
 			}

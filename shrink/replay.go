@@ -92,10 +92,10 @@ func anchor(f nemesis.Fault, hf history.Fault, events []history.Event) nemesis.F
 		as = stateAt(events, hf.Target, hf.Start)
 	}
 	switch {
-	case client && as == nemesis.Waiter && hf.Point == nemesis.HoldBegins:
-		// The longest waiter as a hold began (a holder passing the point): at that pass, counted
-		// by the holds begun so far, whoever waits longest then.
-		f.Target, f.Point, f.At = nemesis.Waiter, hf.Point, 0
+	case client && as == nemesis.Waiter && nemesis.IsHoldPoint(hf.Point):
+		// The longest waiter as a holder passed the point: at that pass, counted by the holds
+		// begun so far (each passes every point of its hold once), whoever waits longest then.
+		f.Target, f.At = nemesis.Waiter, 0
 		f.Occurrence = max(1, holdsWithWaiters(events, hf.Start))
 	case client && held > 0 && (as == nemesis.Holder || as == nemesis.Overtaken || nemesis.IsHoldPoint(hf.Point)):
 		// The client's current hold: pinned to its point (after-acquire when it was hit while
