@@ -24,7 +24,6 @@ type Replay struct {
 	Applied, Later int
 }
 
-
 // FromRun turns the faults a run applied (its history) into planned schedules on a copy of the
 // run's scenario: random packages are replaced by the faults they drew. violation is the
 // CLOCK_MONOTONIC start of the run's first double ownership (0: keep every fault).

@@ -70,6 +70,13 @@ func Fault(f nemesis.Fault, ttl time.Duration) string {
 	}
 	when := fmt.Sprintf("%s into the run", f.At.D())
 	switch {
+	case f.Target == nemesis.Waiter && nemesis.IsHoldPoint(f.Point):
+		// The longest waiter as a holder passes the point: the pass is the holder's.
+		who = "the client that had waited longest"
+		when = fmt.Sprintf("as the %s hold with a waiter behind it began", ordinal(f.Occurrence))
+		if f.Point != nemesis.HoldBegins {
+			when = fmt.Sprintf("as its holder passed %s (the %s such hold)", f.Point, ordinal(f.Occurrence))
+		}
 	case f.Point == "after-acquire":
 		when = "right after its " + ordinal(f.Occurrence) + " acquisition"
 	case f.Point != "":
