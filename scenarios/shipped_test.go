@@ -61,6 +61,22 @@ func TestEveryShippedScenarioLoadsFromTheBinary(t *testing.T) {
 	}
 }
 
+// A shipped scenario that expects two holders says which class of double ownership it shows
+// (outlived, explained, broken), so that make test holds each claim to its class: a K2 scenario
+// whose window turned into a broken promise, or a bug's whose turned into K2, fails its run.
+func TestShippedScenariosThatExpectTwoHoldersNameTheClass(t *testing.T) {
+	for _, s := range Shipped() {
+		src, _ := ShippedSource(s.Name + ".yaml")
+		sc, err := Parse(s.Name+".yaml", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := sc.Expect; e.MutualExclusion == "violated" && e.DoubleOwnership == "" && e.Promises == "" {
+			t.Errorf("%s expects mutual_exclusion: violated but names no class (double_ownership: outlived, explained or broken)", s.Name)
+		}
+	}
+}
+
 // Names are looked up in order: a file as given, the current folder's scenarios/ (one folder
 // down too), then the shipped scenarios; a path-like argument is only ever a path.
 func TestResolveLooksUpFilesThenLocalThenShipped(t *testing.T) {
