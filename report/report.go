@@ -70,6 +70,7 @@ func write(r *run) error {
 
 type registerRow struct {
 	Name, Class, Linearizable, Lost, Final, Link        string
+	NotApplicable                                       string // what the lock lacked, when not Applicable
 	Applicable                                          bool
 	Acked, ReadsRejected, WritesRejected, WritesUnknown int
 	LegitRejected, UncertainRejected                    int
@@ -201,6 +202,9 @@ func newRegisterRow(r *run, name string, rv checker.RegisterVerdict) registerRow
 	row := registerRow{Name: name, Applicable: rv.Applicable, Linearizable: rv.Linearizable, Lost: "?", Final: "-",
 		Acked: rv.AckedIncrements, ReadsRejected: rv.ReadsRejected, WritesRejected: rv.WritesRejected, WritesUnknown: rv.WritesUnknown,
 		LegitRejected: rv.LegitRejected, UncertainRejected: rv.UncertainRejected}
+	if !rv.Applicable {
+		row.NotApplicable = checker.NotApplicableWhy(name)
+	}
 	if rv.LostUpdatesKnown {
 		row.Lost = fmt.Sprint(rv.LostUpdates)
 	}
