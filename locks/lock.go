@@ -101,7 +101,7 @@ type Design struct {
 	Summary      string
 	Source       string   // the article, documentation page or library it follows (docs/CLAIMS.md describes the articles)
 	Token        string   // the fencing token it gives, or "none"
-	Nodes        int      // independent lock-service nodes it needs
+	Nodes        int      // independent lock-service nodes it runs on when a scenario names none (and the fewest it takes, unless Quorum or AnyNodes)
 	Expires      bool     // whether the lock frees itself after TTL
 	Reentrant    bool     // whether the holder may acquire again (the workload then nests once)
 	Service      string   // the kind of lock service its nodes run (package services): "redis" (the default), "zookeeper", ...
@@ -148,6 +148,27 @@ type Design struct {
 	Prepare func() error
 	// Promise is what the design promises a holder, and for how long (promise.go).
 	Promise Promise
+
+	// Quorum: it holds the lock when a majority of its nodes said yes (Redlock), so it runs on
+	// any odd number of nodes from 3 up; Nodes is only its default. AnyNodes: it needs every one
+	// of its nodes (Redisson's MultiLock), so it runs on any number from 1 up. Neither: it runs on
+	// Nodes nodes or more, using the first Nodes.
+	Quorum, AnyNodes bool
+}
+
+// NodesProblem says why the design cannot run on n independent nodes, "" when it can.
+func (d Design) NodesProblem(n int) string {
+	switch {
+	case d.Quorum && (n < 3 || n%2 == 0):
+		// One or two nodes survive no failure; an even count survives no more failures than the
+		// odd count below it, and a tie can leave nobody with a majority.
+		return fmt.Sprintf("%s takes a majority of its nodes: it runs on an odd number of nodes, 3 or more (3, 5, 7, ...); got %d", d.Name, n)
+	case d.AnyNodes && n < 1:
+		return fmt.Sprintf("%s runs on 1 node or more; got %d", d.Name, n)
+	case !d.Quorum && !d.AnyNodes && n < d.Nodes:
+		return fmt.Sprintf("%s needs %d node(s), got %d", d.Name, d.Nodes, n)
+	}
+	return ""
 }
 
 // WaitsBy says in a few words how the workload waits for the lock with this design.
