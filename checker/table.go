@@ -11,6 +11,10 @@ import (
 // and liveness. Sections are separated by blank lines, each aligned on its own.
 func Table(v Verdict, w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if v.Unexercised != "" {
+		// First: every row below is what the lock did without meeting its fault.
+		fmt.Fprintf(tw, "FAULT NOT EXERCISED\t%s\n\n", v.Unexercised)
+	}
 	fmt.Fprintf(tw, "mutual exclusion\t%s\n", mutualExclusionCell(v.MutualExclusion))
 	for _, line := range whyLines(v.MutualExclusion) {
 		fmt.Fprintf(tw, "\t%s\n", line)

@@ -24,9 +24,13 @@ var ErrNotHeld = errors.New("lock not held by this client")
 
 // Lock is one client's handle on one lock.
 type Lock interface {
-	// Acquire makes one attempt to take the lock, waiting at most until ctx is done. It returns
-	// ErrBusy when the lock is certainly held by someone else; any other error leaves the outcome
-	// unknown. token is nil when the design has no fencing token.
+	// Acquire makes one attempt to take the lock, waiting at most until ctx is done. ctx bounds
+	// this attempt only, and the caller cancels it as soon as Acquire returns: whatever must keep
+	// a hold alive (a heartbeat, a watchdog, a session's keep-alive) must run on a context of the
+	// lock's own, made when the lock is built and cancelled by Close, never on ctx, or it dies the
+	// moment the lock is taken. It returns ErrBusy when the lock is certainly held by someone
+	// else; any other error leaves the outcome unknown. token is nil when the design has no
+	// fencing token.
 	Acquire(ctx context.Context) (token *int64, err error)
 	// Release gives the lock back: nil, ErrNotHeld, or another error (outcome unknown).
 	Release(ctx context.Context) error

@@ -89,6 +89,7 @@ type pageFields struct {
 	Undrawn                       []windowView // windows over the page's budget: listed, not drawn
 	UndrawnMore                   int
 	Inconclusive                  string
+	Unexercised                   string // why the run's faults did not put the lock to the test
 	Headline                      headline
 	Sentences                     []string
 	Matches                       bool
@@ -134,6 +135,7 @@ func pageData(r *run) (*pageFields, error) {
 		Matches:      r.judged.Matches,
 		Mismatches:   r.judged.Mismatches,
 		Inconclusive: v.Inconclusive,
+		Unexercised:  v.Unexercised,
 		Latency:      template.HTML(latency),
 		Throughput:   template.HTML(throughput),
 		ScenarioText: string(text),

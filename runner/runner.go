@@ -289,7 +289,7 @@ func (r *run) runClients(ctx context.Context) error {
 func (r *run) finish(context.Context) error {
 	r.nem.Heal()
 	wl := r.sc.Workload
-	grace := wl.AcquireTimeout.D() + wl.Hold.D() + 4*wl.Timeout.D() + time.Second
+	grace := wl.AcquireTimeout.D() + wl.Hold.D() + max(4*wl.Timeout.D(), wl.AttemptBound()) + time.Second
 	if r.interrupted {
 		grace = time.Second
 	}

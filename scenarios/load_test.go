@@ -178,3 +178,34 @@ func TestServiceSettingsAreCheckedByTheirKind(t *testing.T) {
 		})
 	}
 }
+
+// One acquire attempt lasts four command timeouts unless workload.attempt says otherwise (in time
+// units or TTLs), and never past the acquire timeout; expect.exercised needs a fault.
+func TestAttemptBound(t *testing.T) {
+	for _, c := range []struct {
+		workload string
+		want     time.Duration
+	}{
+		{"", time.Second}, // 4 × the default 250ms
+		{"workload: {timeout: 100ms}", 400 * time.Millisecond},
+		{"workload: {attempt: 1500ms}", 1500 * time.Millisecond},
+		{"workload: {attempt: 3ttl}", 1500 * time.Millisecond}, // ttl 500ms
+		{"workload: {attempt: 5s, acquire_timeout: 3s}", 3 * time.Second},
+	} {
+		s, err := Parse("x.yaml", []byte(valid+c.workload+"\n"))
+		if err != nil {
+			t.Fatalf("%q: %v", c.workload, err)
+		}
+		if got := s.Workload.AttemptBound(); got != c.want {
+			t.Errorf("%q: attempt bound %s, want %s", c.workload, got, c.want)
+		}
+	}
+	faultless := strings.Replace(valid, "nemesis:\n  - fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s\n", "", 1)
+	faultless = strings.Replace(faultless, "mutual_exclusion: violated", "exercised: true", 1)
+	if _, err := Parse("x.yaml", []byte(faultless)); err == nil || !strings.Contains(err.Error(), "expect.exercised: this scenario has no fault to exercise") {
+		t.Errorf("exercised without a fault: %v", err)
+	}
+	if _, err := Parse("x.yaml", []byte(valid+"  exercised: true\n")); err != nil {
+		t.Errorf("exercised with a fault: %v", err)
+	}
+}
