@@ -10,14 +10,17 @@ package checker
 //
 //   - on a client that held the lock when it began: the lock was asked what the fault makes it
 //     answer. If the holder's promise ran out while the fault still kept it from acting (a pause,
-//     a cut, a death, each until it ended; a death until the run's end), another client must have
-//     acquired the lock after the fault began and before the holder gave it back (a takeover),
-//     or the holder must have learned it lost it (a lost note, a release answered "not held").
+//     a cut, each until it ended; a death until the run's end), another client must have acquired
+//     the lock after the fault began and before the holder gave it back (a takeover: a release
+//     the fault cut off gives nothing back), or the holder must have learned it lost it (a lost
+//     note, a release answered "not held").
 //     If the promise outlasted the fault (a pause shorter than the lease), another client must
 //     have asked for the lock while the fault lasted: the lock then had to keep it out.
 //   - on a client that did not hold it: that client held or asked for the lock, or had a lock
-//     operation in flight (a release cut in two), while the fault lasted, and another client held
-//     or asked for it too.
+//     operation in flight (an acquire or a release cut in two), while the fault lasted, and the
+//     lock was used afterwards: by another client from the fault's start on, or by the client
+//     itself once the fault was over (an acquire whose reply the fault lost may have taken the
+//     lock for nobody: the lock shows it to whoever asks next).
 //   - on a server: some client held the lock, asked for it or had a lock operation in flight
 //     while it lasted.
 //
@@ -87,14 +90,13 @@ func (x *exercise) fault(f Fault) string {
 	if h, ok := x.holdAt(c, f.Start); ok {
 		return x.onHolder(f, what, c, h, end)
 	}
-	if !x.activity(c, f.Start, end) {
+	if !x.activity(c, f.Start, end, false) {
 		return fmt.Sprintf("%s neither held nor asked for the lock, nor gave it back, while %s lasted", f.Target, what)
 	}
-	if f.Kind == history.Kill {
-		end = x.b.end // a dead client stays out: the others had the rest of the run
-	}
-	if !x.anyActivity(c, f.Start, end) {
-		return fmt.Sprintf("no other client held or asked for the lock while %s lasted", what)
+	// What the fault did to the client's acquire or release shows in what the lock does next:
+	// to others meanwhile or after, or to the client itself after the fault.
+	if !x.anyActivity(c, f.Start, x.b.end) && (f.Kind == history.Kill || !x.activity(c, end+1, x.b.end, true)) {
+		return fmt.Sprintf("no client held or asked for the lock after %s, except %s while it lasted", what, f.Target)
 	}
 	return ""
 }
@@ -102,22 +104,26 @@ func (x *exercise) fault(f Fault) string {
 // onHolder judges a fault on client c, which held the lock (hold h) when the fault began.
 func (x *exercise) onHolder(f Fault, what string, c int32, h interval, end int64) string {
 	dead := h.endedBy == idKill || h.endedBy == idCrash
-	until := min(end, h.end) // the fault keeps the holder from acting until it ends or the hold does
-	if dead {
-		until = x.b.end // a dead holder never gives the lock back
-	}
 	if h.endedBy == idLost && h.end >= f.Start {
 		return "" // the holder learned that it lost the lock
 	}
-	if !dead && h.endedBy == idRelease && x.releaseRefused(c, h.end) {
-		return "" // the lock told the holder it no longer held it
+	// The lock stays the holder's until a release of its is answered ok: a release the fault cut
+	// off (no answer, or an unknown one) left it on the servers, where only a takeover frees it.
+	gaveBack := x.b.end
+	if h.endedBy == idRelease {
+		switch at, answer := x.releaseAnswer(c, h.end); answer {
+		case tFail:
+			return "" // the lock told the holder it no longer held it
+		case tOK:
+			gaveBack = at
+		}
 	}
-	takeoverBy := h.end
-	if dead {
-		takeoverBy = x.b.end
-	}
-	if x.acquiredByOther(c, h.shared, f.Start, takeoverBy) {
+	if x.acquiredByOther(c, h.shared, f.Start, gaveBack) {
 		return "" // another client took the lock over
+	}
+	until := min(end, gaveBack) // the fault keeps the holder from acting until it ends
+	if dead {
+		until = x.b.end // a dead holder never gives the lock back
 	}
 	promise, lease, known := x.promiseEnd(c, h, f, until)
 	if !known || promise >= until {
@@ -133,8 +139,11 @@ func (x *exercise) onHolder(f Fault, what string, c int32, h interval, end int64
 	}
 	var why string
 	span := "while the fault lasted (until " + x.at(until) + ")"
-	if dead || f.Open {
+	switch {
+	case dead || f.Open:
 		span = "before the run ended (" + x.at(x.b.end) + ")"
+	case until < end:
+		span = "before it gave the lock back (" + x.at(until) + ")"
 	}
 	if x.wantedByOther(c, promise, until) {
 		why = fmt.Sprintf("no client acquired the lock after %s's promise ran out (%s) %s, though others asked: %s never took it over",
@@ -163,14 +172,18 @@ func (x *exercise) holdAt(c int32, t int64) (interval, bool) {
 	return interval{}, false
 }
 
-// releaseRefused reports whether client c's release invoked at t was answered "not held".
-func (x *exercise) releaseRefused(c int32, t int64) bool {
+// releaseAnswer finds client c's release invoked at t: when and how it was answered (tOK, tFail,
+// tInfo), or 0 when it never was.
+func (x *exercise) releaseAnswer(c int32, t int64) (int64, uint8) {
 	for _, o := range x.ops {
 		if o.proc == c && o.f == idRelease && x.l.recs[o.invoke].t == t {
-			return o.completed() && x.l.recs[o.done].typ == tFail
+			if !o.completed() {
+				return 0, 0
+			}
+			return x.l.recs[o.done].t, x.l.recs[o.done].typ
 		}
 	}
-	return false
+	return 0, 0
 }
 
 // acquiredByOther reports whether a client other than c acquired the lock in [from, to): a read
@@ -200,20 +213,26 @@ func (x *exercise) wantedByOther(c int32, from, to int64) bool {
 }
 
 // activity reports whether client c held or asked for the lock, or had a lock operation in
-// flight (a release), at some moment in [from, to].
-func (x *exercise) activity(c int32, from, to int64) bool {
-	return x.active(func(p int32) bool { return p == c }, from, to)
+// flight (a release), at some moment in [from, to]; begun: only what began in it.
+func (x *exercise) activity(c int32, from, to int64, begun bool) bool {
+	return x.active(func(p int32) bool { return p == c }, from, to, begun)
 }
 
 // anyActivity is activity of every client but not (-1: of every client).
 func (x *exercise) anyActivity(not int32, from, to int64) bool {
-	return x.active(func(p int32) bool { return p != not }, from, to)
+	return x.active(func(p int32) bool { return p != not }, from, to, false)
 }
 
-func (x *exercise) active(who func(int32) bool, from, to int64) bool {
+func (x *exercise) active(who func(int32) bool, from, to int64, begun bool) bool {
+	in := func(start, end int64) bool {
+		if begun {
+			return start >= from && start <= to
+		}
+		return start <= to && end >= from
+	}
 	for _, spans := range [][]interval{x.tl.holds, x.tl.wants} {
 		for _, s := range spans {
-			if who(s.client) && s.start <= to && s.end >= from {
+			if who(s.client) && in(s.start, s.end) {
 				return true
 			}
 		}
@@ -228,7 +247,7 @@ func (x *exercise) active(who func(int32) bool, from, to int64) bool {
 		if o.completed() {
 			end = x.l.recs[o.done].t
 		}
-		if who(o.proc) && x.l.recs[o.invoke].t <= to && end >= from {
+		if who(o.proc) && in(x.l.recs[o.invoke].t, end) {
 			return true
 		}
 	}

@@ -199,7 +199,21 @@ func TestPauseInsideARelease(t *testing.T) {
 	if v := Check(release(true), Options{}); v.Unexercised != "" {
 		t.Errorf("client-2 took the lock during the paused release: unexercised = %q", v.Unexercised)
 	}
-	if v := Check(release(false), Options{}); !strings.Contains(v.Unexercised, "no other client held or asked for the lock while pause client-1") {
+	if v := Check(release(false), Options{}); !strings.Contains(v.Unexercised, "no client held or asked for the lock after pause client-1 (0.21 s), except client-1 while it lasted") {
 		t.Errorf("nobody else used the lock: unexercised = %q", v.Unexercised)
+	}
+}
+
+// An acquire whose reply a fault held back may take the lock for nobody: that shows to whoever asks
+// next, the faulted client included, after the fault.
+func TestDelayedAcquireShowsAfterTheFault(t *testing.T) {
+	b := newHistory().start(0).withRule("client-1").
+		op("client-1", history.Acquire, 100, 900, history.Info, nil).fault(history.Delay, "client-1", 110, 1500)
+	if v := Check(b.end(2000).build(), Options{}); !strings.Contains(v.Unexercised, "no client held or asked for the lock after delay client-1") {
+		t.Errorf("nobody asked after the delay: unexercised = %q", v.Unexercised)
+	}
+	b.acquireFails("client-1", 1600, 2000, 100)
+	if v := Check(b.end(2000).build(), Options{}); v.Unexercised != "" {
+		t.Errorf("client-1 asked again after the delay: unexercised = %q", v.Unexercised)
 	}
 }
