@@ -53,6 +53,11 @@ func TestStarvedClientVersusOneThatLostRaces(t *testing.T) {
 	if h := Headline(v); strings.Contains(h, "never served") {
 		t.Errorf("headline %q says never served of a client that held the lock once", h)
 	}
+	var table strings.Builder
+	Table(v, &table)
+	if s := table.String() + strings.Join(Sentences(v), " "); strings.Contains(s, "never served") || !strings.Contains(s, "client-1 at 1.00 s, not served again") {
+		t.Errorf("the table and sentences say never served of client-1, or not its worst wait:\n%s", s)
+	}
 	never := Check(newHistory().start(0).cycles("client-2", 150, 7000, 100, 60).
 		acquireFails("client-1", 1000, 7000, 50).end(7000).build(), Options{})
 	if h := Headline(never); !strings.Contains(h, "client-1 starved (passed over") || !strings.Contains(h, "never served") {

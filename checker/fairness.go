@@ -407,7 +407,7 @@ func fairnessCells(f Fairness) (overtakes, overtaking, worst string) {
 	if f.WorstWaitClient != "" {
 		worst += " (" + f.WorstWaitClient + " at " + Seconds(f.WorstWaitOffset)
 		if !f.WorstWaitEnded {
-			worst += ", never served"
+			worst += ", " + Unserved(f.acquisitionsOf(f.WorstWaitClient))
 		}
 		worst += ")"
 	}
