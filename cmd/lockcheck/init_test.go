@@ -44,6 +44,14 @@ func TestInitWritesASetThatLoadsForEveryTemplate(t *testing.T) {
 						t.Errorf("%s: package not named after its folder", f)
 					}
 				}
+				// Acquire's ctx is one attempt's: the template says so, and where a lock's
+				// background work must run instead, lest its adapter tie a heartbeat to it.
+				lock, _ := os.ReadFile("checks/lock/mylock_test.go")
+				for _, want := range []string{"is cancelled as soon as Acquire returns", "start that on the lock's own context, made in\n// newMyLock and cancelled in Close, never on ctx"} {
+					if !strings.Contains(string(lock), want) {
+						t.Errorf("mylock_test.go does not warn about Acquire's ctx: lacks %q", want)
+					}
+				}
 				test, _ := os.ReadFile("checks/lock/lockcheck_test.go")
 				for _, fault := range []string{`{"none", control}`, `{"pause-after-acquire", required}`, `{"pause-before-write", required}`} {
 					if !strings.Contains(string(test), fault) {
