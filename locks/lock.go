@@ -153,6 +153,11 @@ type Design struct {
 	// Promise is what the design promises a holder, and for how long (promise.go).
 	Promise Promise
 
+	// Outside: a program outside lockcheck registered it (a Go test, through lockchecktest), so
+	// no other lockcheck process knows it: a run folder records what judging needs of it
+	// (package scenarios: the scenario's design: block), and lockcheck check judges it anywhere.
+	Outside bool
+
 	// Quorum: it holds the lock when a majority of its nodes said yes (Redlock), so it runs on
 	// any odd number of nodes from 3 up; Nodes is only its default. AnyNodes: it needs every one
 	// of its nodes (Redisson's MultiLock), so it runs on any number from 1 up. Neither: it runs on
@@ -222,19 +227,32 @@ func Register(d Design) {
 	registry[d.Name] = d
 }
 
-// Get returns the named design, or an error that lists the valid names. A name LIB@VERSION is a
-// Go library at that version (versioned.go).
+// Get returns the named design, or an error that lists the valid names. A registered name comes
+// first; another name LIB@VERSION is a Go library at that version (versioned.go). A design
+// registered as NAME@VERSION (lockchecktest.Design.Version) also answers to NAME, when it is the
+// only version of NAME registered.
 func Get(name string) (Design, error) {
-	if strings.Contains(name, "@") {
-		return versioned(name)
-	}
 	registryMu.Lock()
 	d, ok := registry[name]
-	registryMu.Unlock()
-	if !ok {
-		return Design{}, fmt.Errorf("unknown lock %q; valid locks: %s%s", name, strings.Join(Names(), ", "), quickstart.Missing())
+	var versions []string // designs registered as name@VERSION (a project's own lock, by release)
+	for n := range registry {
+		if strings.HasPrefix(n, name+"@") {
+			versions = append(versions, n)
+		}
 	}
-	return d, nil
+	registryMu.Unlock()
+	sort.Strings(versions)
+	switch {
+	case ok:
+		return d, nil
+	case strings.Contains(name, "@"):
+		return versioned(name)
+	case len(versions) == 1:
+		return Get(versions[0])
+	case len(versions) > 1:
+		return Design{}, fmt.Errorf("lock %q is registered at %d versions: name one of %s", name, len(versions), strings.Join(versions, ", "))
+	}
+	return Design{}, fmt.Errorf("unknown lock %q; valid locks: %s%s", name, strings.Join(Names(), ", "), quickstart.Missing())
 }
 
 // Names lists registered designs in alphabetical order.

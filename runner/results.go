@@ -47,7 +47,7 @@ func newRunDir(root string, sc *scenarios.Scenario) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("create run folder: %w", err)
 	}
-	text, err := sc.Text()
+	text, err := sc.RunText()
 	if err != nil {
 		return "", err
 	}

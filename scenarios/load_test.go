@@ -209,3 +209,40 @@ func TestAttemptBound(t *testing.T) {
 		t.Errorf("exercised with a fault: %v", err)
 	}
 }
+
+// A run folder's copy of a run whose lock a Go test registered (lockchecktest) loads anywhere
+// from its design: block: the lock's service lays out the plan (db1 for PostgreSQL, so a fault
+// on db1 is valid), and the design says where its code is if asked to run. Without the block the
+// lock is unknown; a registered design of that name wins over the block.
+func TestRecordedDesignLoadsWithoutTheRegistration(t *testing.T) {
+	const run = `name: x
+lock: our-pg-lock
+clients: 2
+duration: 2s
+nemesis:
+  - {fault: crash, target: db1, at: 1s, for: 100ms}
+design:
+  name: our-pg-lock
+  service: postgres
+  nodes: 1
+  token: nextval
+`
+	s, err := Parse("x.yaml", []byte(run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Lock != "our-pg-lock" || s.Service() != "postgres" || strings.Join(s.NodeNames(), ",") != "db1" || !s.Design().HasToken() {
+		t.Errorf("lock %s on %s, nodes %v", s.Lock, s.Service(), s.NodeNames())
+	}
+	if err := s.Prepare(); err == nil || !strings.Contains(err.Error(), "a Go test registered it (lockchecktest)") {
+		t.Errorf("preparing to run a recorded design: %v", err)
+	}
+	without := strings.Split(run, "design:")[0]
+	if _, err := Parse("x.yaml", []byte(without)); err == nil || !strings.Contains(err.Error(), `unknown lock "our-pg-lock"`) {
+		t.Errorf("without its design: block: %v", err)
+	}
+	named := strings.Replace(run, "our-pg-lock", "set-nx-px", 2)
+	if s, err := Parse("x.yaml", []byte(strings.Replace(named, "target: db1", "target: n1", 1)+"ttl: 1s\n")); err != nil || s.Service() != "redis" {
+		t.Errorf("a registered design's name: %v (service %s)", err, s.Service())
+	}
+}
