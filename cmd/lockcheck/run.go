@@ -185,6 +185,9 @@ func report(w io.Writer, res *runner.Result, i, count int) {
 		prefix = fmt.Sprintf("run %d/%d: ", i, count)
 	}
 	fmt.Fprintf(w, "%soutcome: %s\n", prefix, res.Verdict.Headline)
+	if why := res.Verdict.Unexercised; why != "" {
+		fmt.Fprintf(w, "%sthe fault was NOT exercised, so the outcome says nothing about it: %s\n", prefix, why)
+	}
 	switch {
 	case res.Matches && res.Scenario == "":
 		fmt.Fprintf(w, "%sno scenario.yaml in the folder, so no expectations: %s\n", prefix, res.Verdict.Summary)
