@@ -51,6 +51,13 @@ type exercise struct {
 func (l *Log) unexercised(tl timelines, ops []op, b bounds, attempt time.Duration) string {
 	faults := l.Faults()
 	if len(faults) == 0 {
+		// Nemesis events but no fault: each one that was planned failed to start (a fault that
+		// waited for a holder until the run ended, a target that could not be acted on).
+		for _, e := range l.nemesis {
+			if e.Type == history.Fail {
+				return fmt.Sprintf("no fault took effect: %s %s failed to start (%s)", e.F, e.Target, e.Error)
+			}
+		}
 		return ""
 	}
 	x := exercise{l: l, b: b, tl: tl, ops: ops, clients: map[string]int32{}, attempt: attempt}

@@ -217,3 +217,14 @@ func TestDelayedAcquireShowsAfterTheFault(t *testing.T) {
 		t.Errorf("client-1 asked again after the delay: unexercised = %q", v.Unexercised)
 	}
 }
+
+// A fault that never started (it waited for a holder until the run ended) exercised nothing.
+func TestFaultThatNeverStarted(t *testing.T) {
+	b := newHistory().start(0).withRule("client-1").granted("client-1", 99, 100, 1000).release("client-1", 150, 151).
+		add(history.Event{Time: ms(1000), Process: history.Nemesis, Type: history.Fail, F: history.Pause, Op: 1, Target: "waiter",
+			Error: "nobody was a waiter before the run ended"}).end(1000)
+	v := Check(b.build(), Options{})
+	if v.FaultFree || v.Unexercised != "no fault took effect: pause waiter failed to start (nobody was a waiter before the run ended)" {
+		t.Errorf("fault free %v, unexercised %q", v.FaultFree, v.Unexercised)
+	}
+}
