@@ -233,10 +233,11 @@ func Run(t testing.TB, c Check) Verdict {
 	return v
 }
 
-// Verify carries out c and returns its verdict, whatever it is (c.Expect is not consulted); the
-// error is for a check that could not run (an unknown lock or scenario, servers that would not
-// start, a client that broke). Run folders go to c.Results, or to a new temporary folder that is
-// kept (its path is in Verdict.Dir).
+// Verify carries out c (c.Count times) and returns its verdict, whatever it is: c.Expect only
+// decides which runs count as matched and which run the verdict describes. The error is for a
+// check that could not run (an unknown lock or scenario, servers that would not start, a client
+// that broke). Run folders go to c.Results, or to a new temporary folder that is kept (its path
+// is in Verdict.Dir).
 func Verify(ctx context.Context, c Check) (Verdict, error) {
 	sc, err := scenario(c)
 	if err != nil {
