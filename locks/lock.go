@@ -232,27 +232,42 @@ func Register(d Design) {
 // registered as NAME@VERSION (lockchecktest.Design.Version) also answers to NAME, when it is the
 // only version of NAME registered.
 func Get(name string) (Design, error) {
+	if strings.Contains(name, "@") {
+		return versioned(name)
+	}
 	registryMu.Lock()
 	d, ok := registry[name]
-	var versions []string // designs registered as name@VERSION (a project's own lock, by release)
-	for n := range registry {
+	registryMu.Unlock()
+	if !ok {
+		return releaseOf(name)
+	}
+	return d, nil
+}
+
+// registered returns the design registered under name exactly.
+func registered(name string) (Design, bool) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	d, ok := registry[name]
+	return d, ok
+}
+
+// releaseOf finds the one design registered as name@VERSION, or says why there is none.
+func releaseOf(name string) (Design, error) {
+	var versions []string
+	for _, n := range Names() {
 		if strings.HasPrefix(n, name+"@") {
 			versions = append(versions, n)
 		}
 	}
-	registryMu.Unlock()
-	sort.Strings(versions)
-	switch {
-	case ok:
+	switch len(versions) {
+	case 0:
+		return Design{}, fmt.Errorf("unknown lock %q; valid locks: %s%s", name, strings.Join(Names(), ", "), quickstart.Missing())
+	case 1:
+		d, _ := registered(versions[0])
 		return d, nil
-	case strings.Contains(name, "@"):
-		return versioned(name)
-	case len(versions) == 1:
-		return Get(versions[0])
-	case len(versions) > 1:
-		return Design{}, fmt.Errorf("lock %q is registered at %d versions: name one of %s", name, len(versions), strings.Join(versions, ", "))
 	}
-	return Design{}, fmt.Errorf("unknown lock %q; valid locks: %s%s", name, strings.Join(Names(), ", "), quickstart.Missing())
+	return Design{}, fmt.Errorf("lock %q is registered at %d versions: name one of %s", name, len(versions), strings.Join(versions, ", "))
 }
 
 // Names lists registered designs in alphabetical order.
