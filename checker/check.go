@@ -38,6 +38,10 @@ type Options struct {
 	// next, which the history does not record: an overtake of a waiter that asked longer ago than
 	// this is not counted unfair (Fairness.Unfair). 0: an op keeps its place until it ends.
 	KeepsPlace time.Duration
+	// AttemptBound is how long one acquire attempt may last (the workload's attempt): a run whose
+	// fault was not exercised says so when no attempt could outlast a lease (Verdict.Unexercised).
+	// 0: not known.
+	AttemptBound time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -90,6 +94,7 @@ func (l *Log) Check(opts Options) Verdict {
 	v.Liveness.BarelyServed = v.Liveness.Acquisitions > 0 && v.Liveness.RefusedShare > opts.RefusedLimit
 	v.Collateral = l.collateral(v.Registers, b.start)
 	v.FaultFree = len(l.nemesis) == 0
+	v.Unexercised = l.unexercised(tl, ops, b, opts.AttemptBound)
 	v.Summary = summarize(v)
 	v.Outcome, v.Headline = Judge(v).Outcome, Headline(v)
 	return v

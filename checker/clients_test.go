@@ -43,10 +43,25 @@ func TestStarvedClientVersusOneThatLostRaces(t *testing.T) {
 	if j := Judge(v); j.Outcome != Starved {
 		t.Errorf("outcome %s, want starved", j.Outcome)
 	}
-	for _, want := range []string{"client-1 starved (passed over", "never served"} {
+	// client-1 held the lock once before its last wait: that wait was not served again, and
+	// "never served" would say it never held it.
+	for _, want := range []string{"client-1 starved (passed over", "not served again"} {
 		if h := Headline(v); !strings.Contains(h, want) {
 			t.Errorf("headline %q lacks %q", h, want)
 		}
+	}
+	if h := Headline(v); strings.Contains(h, "never served") {
+		t.Errorf("headline %q says never served of a client that held the lock once", h)
+	}
+	var table strings.Builder
+	Table(v, &table)
+	if s := table.String() + strings.Join(Sentences(v), " "); strings.Contains(s, "never served") || !strings.Contains(s, "client-1 at 1.00 s, not served again") {
+		t.Errorf("the table and sentences say never served of client-1, or not its worst wait:\n%s", s)
+	}
+	never := Check(newHistory().start(0).cycles("client-2", 150, 7000, 100, 60).
+		acquireFails("client-1", 1000, 7000, 50).end(7000).build(), Options{})
+	if h := Headline(never); !strings.Contains(h, "client-1 starved (passed over") || !strings.Contains(h, "never served") {
+		t.Errorf("headline %q: want client-1 starved and never served (it never held the lock)", h)
 	}
 	if s := strings.Join(Sentences(v), " "); !strings.Contains(s, "client-1 was starved: it asked for the lock in vain for") {
 		t.Errorf("sentences do not say who was starved: %s", s)
@@ -181,7 +196,7 @@ fairness: {max_unfair_overtakes: 0}
 		got[m.Field] = m.Got
 	}
 	if len(got) != 2 || !strings.Contains(got["liveness.max_starved_clients"], "1 (client-1)") ||
-		!strings.Contains(got["liveness.max_passed_over"], "client-1 (5.85s from 1.00 s, 59 acquisitions of others, never served)") {
+		!strings.Contains(got["liveness.max_passed_over"], "client-1 (5.85s from 1.00 s, 59 acquisitions of others, not served again)") {
 		t.Errorf("starved run: mismatches %v, want max_starved_clients and max_passed_over", got)
 	}
 	min1 := Expect{Liveness: &LivenessExpect{ClientsExpect: ClientsExpect{MinStarvedClients: ptr(1), MinRefusedShare: ptr(0.5)}}}

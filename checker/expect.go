@@ -30,6 +30,10 @@ type Expect struct {
 	Fairness         *FairnessExpect           `yaml:"fairness" json:"fairness,omitempty"` // fairness_expect.go
 	// Collateral bounds the harm done to legitimate holders (collateral_expect.go).
 	Collateral *CollateralExpect `yaml:"collateral" json:"collateral,omitempty"`
+	// Exercised: true requires that the run's faults put the lock to the test (Verdict.Unexercised
+	// empty); false, that they did not (a test of the judgement itself). A scenario without faults
+	// cannot ask it.
+	Exercised *bool `yaml:"exercised" json:"exercised,omitempty"`
 }
 
 // RegisterExpect is what one register must show.
@@ -142,6 +146,16 @@ func (e Expect) Match(v Verdict) []Mismatch {
 		}
 	}
 	out = append(out, e.matchPromises(v)...)
+	if e.Exercised != nil {
+		switch got := v.Unexercised; {
+		case v.FaultFree:
+			miss("exercised", strconv.FormatBool(*e.Exercised), "the run had no fault")
+		case *e.Exercised && got != "":
+			miss("exercised", "true", "not exercised: "+got)
+		case !*e.Exercised && got == "":
+			miss("exercised", "false", "a fault was exercised")
+		}
+	}
 	if len(e.OverlapsOnlyWith) > 0 {
 		var others []Overlap
 		for _, w := range v.MutualExclusion.Windows {

@@ -71,6 +71,16 @@ type Overtake struct {
 	ByAsked time.Duration `json:"by_asked_ns"` // when that client had asked
 }
 
+// acquisitionsOf is how often client acquired the lock in the run.
+func (f Fairness) acquisitionsOf(client string) int {
+	for _, c := range f.Clients {
+		if c.Client == client {
+			return c.Acquisitions
+		}
+	}
+	return 0
+}
+
 // ClientFairness is one client's share of the figure.
 type ClientFairness struct {
 	Client       string `json:"client"`
@@ -337,7 +347,7 @@ func fairnessSentence(f Fairness) string {
 	if f.WorstWait > 0 {
 		s += fmt.Sprintf("; the longest wait was %s's, %s from %s", f.WorstWaitClient, Human(f.WorstWait), Seconds(f.WorstWaitOffset))
 		if !f.WorstWaitEnded {
-			s += ", never served"
+			s += ", " + Unserved(f.acquisitionsOf(f.WorstWaitClient))
 		}
 	}
 	s += "."
@@ -397,7 +407,7 @@ func fairnessCells(f Fairness) (overtakes, overtaking, worst string) {
 	if f.WorstWaitClient != "" {
 		worst += " (" + f.WorstWaitClient + " at " + Seconds(f.WorstWaitOffset)
 		if !f.WorstWaitEnded {
-			worst += ", never served"
+			worst += ", " + Unserved(f.acquisitionsOf(f.WorstWaitClient))
 		}
 		worst += ")"
 	}

@@ -80,7 +80,7 @@ func (e Expect) matchClients(v Verdict) []Mismatch {
 	if l.MaxPassedOver != nil {
 		if w := v.Liveness.LongestPassedOver(); w.PassedOver.Length > l.MaxPassedOver.D() {
 			out = append(out, Mismatch{"liveness.max_passed_over", l.MaxPassedOver.String(),
-				fmt.Sprintf("%s (%s)", w.Client, stretchCell(w.PassedOver))})
+				fmt.Sprintf("%s (%s)", w.Client, stretchCell(w.PassedOver, w.Acquisitions))})
 		}
 	}
 	share := v.Liveness.RefusedShare

@@ -11,6 +11,10 @@ import (
 // and liveness. Sections are separated by blank lines, each aligned on its own.
 func Table(v Verdict, w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if v.Unexercised != "" {
+		// First: every row below is what the lock did without meeting its fault.
+		fmt.Fprintf(tw, "FAULT NOT EXERCISED\t%s\n\n", v.Unexercised)
+	}
 	fmt.Fprintf(tw, "mutual exclusion\t%s\n", mutualExclusionCell(v.MutualExclusion))
 	for _, line := range whyLines(v.MutualExclusion) {
 		fmt.Fprintf(tw, "\t%s\n", line)
@@ -48,7 +52,7 @@ func Table(v Verdict, w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", name, r.Linearizable, lost, r.AckedIncrements, rejected, final)
 	}
 	for _, name := range notApplicable {
-		fmt.Fprintf(tw, "%s\tn/a (%s)\n", name, notApplicableWhy(name))
+		fmt.Fprintf(tw, "%s\tn/a (%s)\n", name, NotApplicableWhy(name))
 	}
 
 	l := v.Liveness
@@ -72,9 +76,9 @@ func Table(v Verdict, w io.Writer) error {
 		for _, c := range l.Clients {
 			starved := "no"
 			if c.Starved != nil {
-				starved = "YES: " + stretchCell(*c.Starved)
+				starved = "YES: " + stretchCell(*c.Starved, c.Acquisitions)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", c.Client, c.Acquisitions, stretchCell(c.PassedOver), starved)
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", c.Client, c.Acquisitions, stretchCell(c.PassedOver, c.Acquisitions), starved)
 		}
 	}
 	if c := v.Collateral; c.Damaged() {
@@ -95,9 +99,10 @@ func Table(v Verdict, w io.Writer) error {
 	return tw.Flush()
 }
 
-// notApplicableWhy says what the lock lacked for a register no client could touch: the resource's
+// NotApplicableWhy says what the lock lacked for a register no client could touch: the resource's
 // cas-random register needs the lock's random value (A4), every other checked register a token.
-func notApplicableWhy(register string) string {
+// The table, the sentences and the report all say it in these words.
+func NotApplicableWhy(register string) string {
 	if register == "cas-random" {
 		return "lock has no random value"
 	}
@@ -159,15 +164,26 @@ func tokenCell(c Collateral) string {
 	return fmt.Sprintf("%d (lower token)", c.TokenAnomalies)
 }
 
-// stretchCell is a passed-over stretch in a few words: "6.85s from 1.43 s, 56 acquisitions of
-// others, never served"; "-" for none.
-func stretchCell(st Stretch) string {
+// stretchCell is a passed-over stretch of a client that acquired the lock acquisitions times in
+// the run, in a few words: "6.85s from 1.43 s, 56 acquisitions of others, never served"; "-" for
+// none.
+func stretchCell(st Stretch, acquisitions int) string {
 	if st.Length == 0 {
 		return "-"
 	}
 	s := fmt.Sprintf("%s from %s, %s of others", Human(st.Length), Seconds(st.Offset), plural(st.By, "acquisition"))
 	if !st.Served {
-		s += ", never served"
+		s += ", " + Unserved(acquisitions)
 	}
 	return s
+}
+
+// Unserved says that a client's last wait ended unserved (the run ended, or the client died,
+// first): "never served" only when the client never held the lock in the run; one that did was
+// "not served again".
+func Unserved(acquisitions int) string {
+	if acquisitions == 0 {
+		return "never served"
+	}
+	return "not served again"
 }

@@ -33,6 +33,11 @@ type Verdict struct {
 	// run fails in normal operation, and fencing does not make that a rescue (Judge). Verdicts
 	// written before the field existed read false.
 	FaultFree bool `json:"fault_free,omitempty"`
+	// Unexercised, when not empty, says why none of the run's faults put the lock to the test
+	// (exercised.go): a holder cut off past its lease that nobody took the lock over from, a
+	// fault on a server nobody was using. The outcome stands, but it says nothing about the
+	// fault. Empty when a fault was exercised, or when the run had none (FaultFree).
+	Unexercised string `json:"unexercised,omitempty"`
 	// Inconclusive, when not empty, says why the run proves nothing either way (no client ever
 	// held the lock, the lock service never answered, fewer acquisitions than the scenario asks
 	// for): a clean verdict on such a run is no evidence, and it fails any expect block.

@@ -40,7 +40,7 @@ func starvedWords(l Liveness) string {
 		if c.Starved != nil {
 			s := fmt.Sprintf("%s starved (passed over %s", c.Client, Human(c.Starved.Length))
 			if !c.Starved.Served {
-				s += ", never served"
+				s += ", " + Unserved(c.Acquisitions)
 			}
 			parts = append(parts, s+")")
 		}
@@ -198,7 +198,7 @@ func capitalized(s string) string {
 
 func registerSentence(name string, r RegisterVerdict) string {
 	if !r.Applicable {
-		return fmt.Sprintf("%s was not used: the lock hands out no fencing token.", name)
+		return fmt.Sprintf("%s was not used: the %s.", name, NotApplicableWhy(name))
 	}
 	var facts []string
 	switch {

@@ -98,7 +98,12 @@ const (
 
 // Design is a lock design from outside lockcheck.
 type Design struct {
-	Name    string
+	Name string
+	// Version is the release of the lock it is (v1.4.0, a commit): reports and run folders name
+	// the design Name@Version, so two releases' runs say which is which. A check names it by Name
+	// (or Name@Version); register two releases under one Name to check both in one test binary,
+	// and name each with its version.
+	Version string
 	Service string // Redis (default), ZooKeeper, Etcd, MariaDB or PostgreSQL
 	Nodes   int    // lock-service nodes it uses (default 1)
 	// Token says what fencing token Acquire returns ("" or "none": it returns none); with one,
@@ -122,10 +127,14 @@ func Register(d Design) {
 	if d.Nodes == 0 {
 		d.Nodes = 1
 	}
+	name := d.Name
+	if d.Version != "" {
+		name += "@" + d.Version
+	}
 	locks.Register(locks.Design{
-		Name: d.Name, Summary: "a design registered by a test through lockchecktest", Source: "the project under test",
+		Name: name, Summary: "a design registered by a test through lockchecktest", Source: "the project under test",
 		Token: d.Token, Nodes: d.Nodes, Expires: d.Expires, Renews: d.Renews, Promise: d.Promise, Service: d.Service, New: d.New,
-		FailureModes: []string{"what the checks show"},
+		FailureModes: []string{"what the checks show"}, Outside: true,
 	})
 }
 
@@ -157,6 +166,10 @@ type Check struct {
 	// Results is where run folders go (history, verdict, report.html); default: the test's
 	// temporary folder. Set it to keep them.
 	Results string
+	// Count runs the check this many times (default 1), as lockcheck run --count does: the
+	// verdict says how many runs matched, and a scenario file's sometimes: block is judged by
+	// how many runs showed its outcome against its stated rate.
+	Count int
 }
 
 // Verdict is a check's result.
@@ -172,6 +185,23 @@ type Verdict struct {
 	Dir string
 	// Detail is the whole verdict (package checker).
 	Detail checker.Verdict
+
+	// Runs is how many runs were made (Check.Count), Matched how many of them reached Expect and
+	// met the scenario's expect block. The fields above are of the first run that did not, or
+	// of the last run when all did.
+	Runs, Matched int
+	// Sometimes, for a scenario file with a sometimes: block, says how many runs showed its
+	// outcome and whether that count is consistent with its stated rate ("3 of 20 runs showed
+	// ...: consistent with its stated rate 4/20 ± 0.15"); Consistent is that judgement (true
+	// without a block).
+	Sometimes  string
+	Shown      int
+	Consistent bool
+}
+
+// met reports whether one run reached c's expectations.
+func (v Verdict) met(c Check) bool {
+	return (c.Expect == "" || v.Outcome == c.Expect) && len(v.Mismatches) == 0
 }
 
 // Run carries out c against real servers and returns the verdict; it reports a test error when
@@ -187,6 +217,12 @@ func Run(t testing.TB, c Check) Verdict {
 	if err != nil {
 		t.Fatalf("lockchecktest: %v", err)
 	}
+	if v.Runs > 1 && v.Matched < v.Runs {
+		t.Errorf("lockchecktest: %s under %s: %d of %d runs matched; the first that did not:", v.Lock, v.Scenario, v.Matched, v.Runs)
+	}
+	if !v.Consistent {
+		t.Errorf("lockchecktest: %s: %s", v.Scenario, v.Sometimes)
+	}
 	if c.Expect != "" && v.Outcome != c.Expect {
 		t.Errorf("lockchecktest: %s under %s: %s, want %s: %s\nrun folder: %s", v.Lock, v.Scenario, v.Outcome, c.Expect, v.Summary, v.Dir)
 	}
@@ -197,10 +233,11 @@ func Run(t testing.TB, c Check) Verdict {
 	return v
 }
 
-// Verify carries out c and returns its verdict, whatever it is (c.Expect is not consulted); the
-// error is for a check that could not run (an unknown lock or scenario, servers that would not
-// start, a client that broke). Run folders go to c.Results, or to a new temporary folder that is
-// kept (its path is in Verdict.Dir).
+// Verify carries out c (c.Count times) and returns its verdict, whatever it is: c.Expect only
+// decides which runs count as matched and which run the verdict describes. The error is for a
+// check that could not run (an unknown lock or scenario, servers that would not start, a client
+// that broke). Run folders go to c.Results, or to a new temporary folder that is kept (its path
+// is in Verdict.Dir).
 func Verify(ctx context.Context, c Check) (Verdict, error) {
 	sc, err := scenario(c)
 	if err != nil {
@@ -214,17 +251,40 @@ func Verify(ctx context.Context, c Check) (Verdict, error) {
 			return Verdict{}, err
 		}
 	}
-	res, err := runner.Run(ctx, sc, runner.Options{ResultsDir: c.Results,
-		Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), workloads.TestWorkerEnv)})
-	if err != nil {
-		return Verdict{}, fmt.Errorf("%s: %w", sc.Name, err)
+	count := max(c.Count, 1)
+	var first Verdict
+	shown, matched := 0, 0
+	for i := 0; i < count; i++ {
+		res, err := runner.Run(ctx, sc, runner.Options{ResultsDir: c.Results,
+			Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), workloads.TestWorkerEnv)})
+		if err != nil {
+			return Verdict{}, fmt.Errorf("%s: %w", sc.Name, err)
+		}
+		v := Verdict{Lock: sc.Lock, Scenario: sc.Name, Outcome: checker.Judge(res.Verdict).Outcome,
+			Summary: res.Verdict.Summary, Dir: res.Dir, Detail: res.Verdict}
+		for _, m := range res.Mismatches {
+			v.Mismatches = append(v.Mismatches, m.String())
+		}
+		if v.met(c) {
+			matched++
+		}
+		if res.Shows != nil && *res.Shows {
+			shown++
+		}
+		if first.Dir == "" && !v.met(c) || i == count-1 && first.Dir == "" {
+			first = v
+		}
 	}
-	v := Verdict{Lock: sc.Lock, Scenario: sc.Name, Outcome: checker.Judge(res.Verdict).Outcome,
-		Summary: res.Verdict.Summary, Dir: res.Dir, Detail: res.Verdict}
-	for _, m := range res.Mismatches {
-		v.Mismatches = append(v.Mismatches, m.String())
+	first.Runs, first.Matched, first.Shown, first.Consistent = count, matched, shown, true
+	if st := sc.Sometimes; st != nil {
+		first.Consistent = st.Consistent(shown, count)
+		word := "consistent with"
+		if !first.Consistent {
+			word = "NOT consistent with"
+		}
+		first.Sometimes = fmt.Sprintf("%d of %d runs showed %s: %s its stated rate %s", shown, count, st.What, word, st.Describe())
 	}
-	return v, nil
+	return first, nil
 }
 
 // scenario loads c's scenario file, or builds the built-in one for its lock.

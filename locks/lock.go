@@ -24,9 +24,13 @@ var ErrNotHeld = errors.New("lock not held by this client")
 
 // Lock is one client's handle on one lock.
 type Lock interface {
-	// Acquire makes one attempt to take the lock, waiting at most until ctx is done. It returns
-	// ErrBusy when the lock is certainly held by someone else; any other error leaves the outcome
-	// unknown. token is nil when the design has no fencing token.
+	// Acquire makes one attempt to take the lock, waiting at most until ctx is done. ctx bounds
+	// this attempt only, and the caller cancels it as soon as Acquire returns: whatever must keep
+	// a hold alive (a heartbeat, a watchdog, a session's keep-alive) must run on a context of the
+	// lock's own, made when the lock is built and cancelled by Close, never on ctx, or it dies the
+	// moment the lock is taken. It returns ErrBusy when the lock is certainly held by someone
+	// else; any other error leaves the outcome unknown. token is nil when the design has no
+	// fencing token.
 	Acquire(ctx context.Context) (token *int64, err error)
 	// Release gives the lock back: nil, ErrNotHeld, or another error (outcome unknown).
 	Release(ctx context.Context) error
@@ -101,7 +105,7 @@ type Design struct {
 	Summary      string
 	Source       string   // the article, documentation page or library it follows (docs/CLAIMS.md describes the articles)
 	Token        string   // the fencing token it gives, or "none"
-	Nodes        int      // independent lock-service nodes it needs
+	Nodes        int      // independent lock-service nodes it runs on when a scenario names none (and the fewest it takes, unless Quorum or AnyNodes)
 	Expires      bool     // whether the lock frees itself after TTL
 	Reentrant    bool     // whether the holder may acquire again (the workload then nests once)
 	Service      string   // the kind of lock service its nodes run (package services): "redis" (the default), "zookeeper", ...
@@ -148,6 +152,32 @@ type Design struct {
 	Prepare func() error
 	// Promise is what the design promises a holder, and for how long (promise.go).
 	Promise Promise
+
+	// Outside: a program outside lockcheck registered it (a Go test, through lockchecktest), so
+	// no other lockcheck process knows it: a run folder records what judging needs of it
+	// (package scenarios: the scenario's design: block), and lockcheck check judges it anywhere.
+	Outside bool
+
+	// Quorum: it holds the lock when a majority of its nodes said yes (Redlock), so it runs on
+	// any odd number of nodes from 3 up; Nodes is only its default. AnyNodes: it needs every one
+	// of its nodes (Redisson's MultiLock), so it runs on any number from 1 up. Neither: it runs on
+	// Nodes nodes or more, using the first Nodes.
+	Quorum, AnyNodes bool
+}
+
+// NodesProblem says why the design cannot run on n independent nodes, "" when it can.
+func (d Design) NodesProblem(n int) string {
+	switch {
+	case d.Quorum && (n < 3 || n%2 == 0):
+		// One or two nodes survive no failure; an even count survives no more failures than the
+		// odd count below it, and a tie can leave nobody with a majority.
+		return fmt.Sprintf("%s takes a majority of its nodes: it runs on an odd number of nodes, 3 or more (3, 5, 7, ...); got %d", d.Name, n)
+	case d.AnyNodes && n < 1:
+		return fmt.Sprintf("%s runs on 1 node or more; got %d", d.Name, n)
+	case !d.Quorum && !d.AnyNodes && n < d.Nodes:
+		return fmt.Sprintf("%s needs %d node(s), got %d", d.Name, d.Nodes, n)
+	}
+	return ""
 }
 
 // WaitsBy says in a few words how the workload waits for the lock with this design.
@@ -197,8 +227,10 @@ func Register(d Design) {
 	registry[d.Name] = d
 }
 
-// Get returns the named design, or an error that lists the valid names. A name LIB@VERSION is a
-// Go library at that version (versioned.go).
+// Get returns the named design, or an error that lists the valid names. A registered name comes
+// first; another name LIB@VERSION is a Go library at that version (versioned.go). A design
+// registered as NAME@VERSION (lockchecktest.Design.Version) also answers to NAME, when it is the
+// only version of NAME registered.
 func Get(name string) (Design, error) {
 	if file, version, ok := DesignFileName(name); ok && DesignFile != nil {
 		return DesignFile(file, version)
@@ -210,9 +242,35 @@ func Get(name string) (Design, error) {
 	d, ok := registry[name]
 	registryMu.Unlock()
 	if !ok {
-		return Design{}, fmt.Errorf("unknown lock %q; valid locks: %s%s", name, strings.Join(Names(), ", "), quickstart.Missing())
+		return releaseOf(name)
 	}
 	return d, nil
+}
+
+// registered returns the design registered under name exactly.
+func registered(name string) (Design, bool) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	d, ok := registry[name]
+	return d, ok
+}
+
+// releaseOf finds the one design registered as name@VERSION, or says why there is none.
+func releaseOf(name string) (Design, error) {
+	var versions []string
+	for _, n := range Names() {
+		if strings.HasPrefix(n, name+"@") {
+			versions = append(versions, n)
+		}
+	}
+	switch len(versions) {
+	case 0:
+		return Design{}, fmt.Errorf("unknown lock %q; valid locks: %s%s", name, strings.Join(Names(), ", "), quickstart.Missing())
+	case 1:
+		d, _ := registered(versions[0])
+		return d, nil
+	}
+	return Design{}, fmt.Errorf("lock %q is registered at %d versions: name one of %s", name, len(versions), strings.Join(versions, ", "))
 }
 
 // Names lists registered designs in alphabetical order.

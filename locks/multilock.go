@@ -29,6 +29,7 @@ func init() {
 		Source:   "Redisson RedissonMultiLock; Chinese article on Redis locks and Redisson (MultiLock: every master locked)",
 		Token:    "none",
 		Nodes:    5,
+		AnyNodes: true,
 		Expires:  true,
 		Protects: "crashed holders (keys expire); the loss of any single node's key (every node must be held)",
 		FailureModes: []string{

@@ -42,6 +42,7 @@ func init() {
 		Source:  "Redis docs \"Distributed Locks with Redis\" (Redlock, N=5), as three of the source articles retell it",
 		Token:   "none",
 		Nodes:   5,
+		Quorum:  true,
 		Expires: true,
 		Points:  []string{BetweenSendAndReply, RedlockBeforeElapsedCheck},
 		Protects: "crashed holders (keys expire); a minority of nodes down or partitioned; delays during " +

@@ -39,6 +39,7 @@ func init() {
 		Promise:  redsyncPromise,
 		Token:    "none",
 		Nodes:    5,
+		Quorum:   true,
 		Expires:  true,
 		Protects: "crashed holders (keys expire); a minority of nodes down; slow acquisitions (validity check)",
 		FailureModes: []string{

@@ -155,6 +155,9 @@ func parseVersion(s string) (semver, bool) {
 
 // versioned resolves LIB@VERSION.
 func versioned(name string) (Design, error) {
+	if d, ok := registered(name); ok {
+		return d, nil // a release a program registered (lockchecktest.Design.Version)
+	}
 	lib, version, _ := strings.Cut(name, "@")
 	var l *Library
 	for i := range Libraries {

@@ -40,7 +40,7 @@ func fairnessRows(v checker.Verdict) []fairnessRow {
 		if st := l.Starved; st != nil {
 			row.Starved = "YES, " + checker.Human(st.Length)
 			if !st.Served {
-				row.Starved += ", never served"
+				row.Starved += ", " + checker.Unserved(c.Acquisitions)
 			}
 		}
 		if (c.Client == f.WorstWaitClient && c.Overtaken > 0) || l.Starved != nil || (f.Promised && c.OvertakenUnfairly > 0) {

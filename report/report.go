@@ -70,6 +70,7 @@ func write(r *run) error {
 
 type registerRow struct {
 	Name, Class, Linearizable, Lost, Final, Link        string
+	NotApplicable                                       string // what the lock lacked, when not Applicable
 	Applicable                                          bool
 	Acked, ReadsRejected, WritesRejected, WritesUnknown int
 	LegitRejected, UncertainRejected                    int
@@ -88,6 +89,7 @@ type pageFields struct {
 	Undrawn                       []windowView // windows over the page's budget: listed, not drawn
 	UndrawnMore                   int
 	Inconclusive                  string
+	Unexercised                   string // why the run's faults did not put the lock to the test
 	Headline                      headline
 	Sentences                     []string
 	Matches                       bool
@@ -133,6 +135,7 @@ func pageData(r *run) (*pageFields, error) {
 		Matches:      r.judged.Matches,
 		Mismatches:   r.judged.Mismatches,
 		Inconclusive: v.Inconclusive,
+		Unexercised:  v.Unexercised,
 		Latency:      template.HTML(latency),
 		Throughput:   template.HTML(throughput),
 		ScenarioText: string(text),
@@ -201,6 +204,9 @@ func newRegisterRow(r *run, name string, rv checker.RegisterVerdict) registerRow
 	row := registerRow{Name: name, Applicable: rv.Applicable, Linearizable: rv.Linearizable, Lost: "?", Final: "-",
 		Acked: rv.AckedIncrements, ReadsRejected: rv.ReadsRejected, WritesRejected: rv.WritesRejected, WritesUnknown: rv.WritesUnknown,
 		LegitRejected: rv.LegitRejected, UncertainRejected: rv.UncertainRejected}
+	if !rv.Applicable {
+		row.NotApplicable = checker.NotApplicableWhy(name)
+	}
 	if rv.LostUpdatesKnown {
 		row.Lost = fmt.Sprint(rv.LostUpdates)
 	}

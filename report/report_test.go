@@ -33,6 +33,11 @@ func TestWriteDrawsUnknownFaultKindsAndStaysSelfContained(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
+	// A register no client touched says what the lock lacked, in the CLI table's words: the
+	// history's lock has a token but no random value.
+	if !strings.Contains(page, "not used: the lock has no random value") || !strings.Contains(page, "not used: the lock has no fencing token") {
+		t.Errorf("the registers table does not say what the lock lacked for cas-random (no random value) and fenced-rw (no fencing token)")
+	}
 	// Self-contained: no external script, style, image or font.
 	if m := regexp.MustCompile(`(?i)(<script[^>]+src=|<link |@import|url\(\s*['"]?https?:|<img[^>]+src="https?:)`).FindString(page); m != "" {
 		t.Errorf("report loads something from outside: %q", m)
@@ -86,6 +91,8 @@ func syntheticRun(t *testing.T, scenario []byte) string {
 		{Time: s + 7e6, Process: "client-1", Type: history.OK, F: history.Write, Op: 3, CS: 1, Registers: regs(history.Rejected)},
 		{Time: s + 8e6, Process: "client-1", Type: history.Invoke, F: history.Release, Op: 4},
 		{Time: s + 9e6, Process: history.Nemesis, Type: history.OK, F: "disk-full", Op: 1, Target: "n1"},
+		{Time: s + 9.5e6, Process: history.Resource, Type: history.Note, F: history.Final,
+			Registers: map[string]history.Register{"unfenced": {Value: 0}, "fenced-rw": {Value: 0}, "cas-random": {Value: 0}}},
 		{Time: s + 10e6, Process: history.Controller, Type: history.Note, F: history.End},
 	}
 	w, err := history.Create(filepath.Join(dir, historyFile))

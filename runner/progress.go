@@ -171,7 +171,8 @@ func (p *Progress) line() string {
 		sort.Strings(labels)
 		faults = strings.Join(labels, ", ")
 	}
-	return fmt.Sprintf("%5.1fs/%s  ops %d  faults: %s  overlapping holds so far: %d  fencing rejections: %d",
+	// "faults in force": the faults acting now, which "faults: none" read as a run without any.
+	return fmt.Sprintf("%5.1fs/%s  ops %d  faults in force: %s  overlapping holds so far: %d  fencing rejections: %d",
 		elapsed.Seconds(), p.total, p.ops, faults, p.overlaps, p.rejected)
 }
 

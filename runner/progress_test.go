@@ -24,12 +24,16 @@ func TestProgressLineCountsViolationsAndFaultsInForce(t *testing.T) {
 	ev(history.Controller, history.Note, history.Start, 0)
 	ev("client-1", history.Invoke, history.Acquire, 1)
 	ev("client-1", history.OK, history.Acquire, 1)
-	ev(history.Nemesis, history.Invoke, history.Pause, 1, target("client-1"))
-	ev(history.Nemesis, history.Invoke, "disk-full", 2, target("n1")) // a kind of fault progress does not know
 	ev("client-2", history.Invoke, history.Acquire, 1)
 	ev("client-2", history.OK, history.Acquire, 1) // client-1 still believes it holds: a violation
 
 	line := p.Line()
+	if !strings.Contains(line, "faults in force: none") {
+		t.Errorf("line %q before any fault lacks %q (\"faults: none\" reads as a run without faults)", line, "faults in force: none")
+	}
+	ev(history.Nemesis, history.Invoke, history.Pause, 1, target("client-1"))
+	ev(history.Nemesis, history.Invoke, "disk-full", 2, target("n1")) // a kind of fault progress does not know
+	line = p.Line()
 	for _, want := range []string{"ops 2", "pause client-1", "disk-full n1", "overlapping holds so far: 1", "fencing rejections: 0"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("line %q lacks %q", line, want)
@@ -47,7 +51,7 @@ func TestProgressLineCountsViolationsAndFaultsInForce(t *testing.T) {
 	ev("client-3", history.OK, history.Acquire, 1) // nobody else holds now: no violation
 
 	line = p.Line()
-	for _, want := range []string{"ops 4", "faults: disk-full n1 ", "overlapping holds so far: 1", "fencing rejections: 1"} {
+	for _, want := range []string{"ops 4", "faults in force: disk-full n1 ", "overlapping holds so far: 1", "fencing rejections: 1"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("line %q lacks %q", line, want)
 		}

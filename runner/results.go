@@ -47,7 +47,7 @@ func newRunDir(root string, sc *scenarios.Scenario) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("create run folder: %w", err)
 	}
-	text, err := sc.Text()
+	text, err := sc.RunText()
 	if err != nil {
 		return "", err
 	}
@@ -129,7 +129,7 @@ func judge(dir string) (*scenarios.Scenario, *checker.Log, checker.Verdict, erro
 	if sc != nil {
 		opts.StuckAfter, expect = stuckAfter(sc), sc.Expect
 		opts.StarvedAfter, opts.FirstComeFirstServed = starvedAfter(sc), sc.Design().Fair
-		opts.KeepsPlace = keepsPlace(sc)
+		opts.KeepsPlace, opts.AttemptBound = keepsPlace(sc), sc.Workload.AttemptBound()
 	}
 	v := log.Check(opts)
 	v.Inconclusive = expect.Inconclusive(v)
@@ -164,11 +164,10 @@ func starvedAfter(sc *scenarios.Scenario) time.Duration {
 }
 
 // keepsPlace is how long the first attempt of an acquire op surely waits in a queued lock's line
-// (checker.Options.KeepsPlace): the worker bounds an attempt by four command timeouts or the
-// acquire timeout, whichever ends first (workloads: opContext), and a client may give up one
-// command timeout early to leave the line in time (redis-fair, redisson). At least a millisecond:
-// 0 would mean for good.
+// (checker.Options.KeepsPlace): the worker bounds an attempt (workloads.Workload.AttemptBound),
+// and a client may give up one command timeout early to leave the line in time (redis-fair,
+// redisson). At least a millisecond: 0 would mean for good.
 func keepsPlace(sc *scenarios.Scenario) time.Duration {
 	wl := sc.Workload
-	return max(min(4*wl.Timeout.D(), wl.AcquireTimeout.D())-wl.Timeout.D(), time.Millisecond)
+	return max(wl.AttemptBound()-wl.Timeout.D(), time.Millisecond)
 }

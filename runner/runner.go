@@ -24,6 +24,7 @@ import (
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/resource"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/services"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -51,6 +52,9 @@ type Options struct {
 	// serious one (checker.WindowClass): a hunt for broken promises runs on past the windows of
 	// holders that outlived theirs. "": at any window.
 	StopOn checker.WindowClass
+	// KeepData keeps the lock servers' data folders (services.DataDir) in the run folder of a
+	// run that passed; a run that failed or broke keeps them anyway, for whoever looks into it.
+	KeepData bool
 }
 
 // ErrInterrupted marks a run cut short by its context (Ctrl-C). Its history is still judged.
@@ -86,6 +90,11 @@ func Run(ctx context.Context, sc *scenarios.Scenario, o Options) (*Result, error
 	res, err := Judge(dir)
 	if err != nil {
 		return &Result{Dir: dir}, err
+	}
+	if runErr == nil && res.Matches && !o.KeepData {
+		if _, err := services.RemoveData(dir); err != nil {
+			o.Logger.Warn("the servers' data stays in the run folder", "err", err)
+		}
 	}
 	return res, runErr
 }
@@ -280,7 +289,7 @@ func (r *run) runClients(ctx context.Context) error {
 func (r *run) finish(context.Context) error {
 	r.nem.Heal()
 	wl := r.sc.Workload
-	grace := wl.AcquireTimeout.D() + wl.Hold.D() + 4*wl.Timeout.D() + time.Second
+	grace := wl.AcquireTimeout.D() + wl.Hold.D() + max(4*wl.Timeout.D(), wl.AttemptBound()) + time.Second
 	if r.interrupted {
 		grace = time.Second
 	}

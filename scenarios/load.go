@@ -263,6 +263,9 @@ func (s *Scenario) validate() []*Error {
 	if s.Sometimes != nil {
 		s.Sometimes.validate(bad)
 	}
+	if s.Expect.Exercised != nil && len(s.Nemesis) == 0 {
+		bad("expect.exercised", "this scenario has no fault to exercise: give a nemesis, or leave exercised out")
+	}
 	for i, c := range s.Expect.OverlapsOnlyWith {
 		if !slices.Contains(s.ClientNames(), c) {
 			bad(fmt.Sprintf("expect.overlaps_only_with[%d]", i), "no such client %q; this scenario has: %s", c, strings.Join(s.ClientNames(), ", "))

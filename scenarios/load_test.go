@@ -178,3 +178,71 @@ func TestServiceSettingsAreCheckedByTheirKind(t *testing.T) {
 		})
 	}
 }
+
+// One acquire attempt lasts four command timeouts unless workload.attempt says otherwise (in time
+// units or TTLs), and never past the acquire timeout; expect.exercised needs a fault.
+func TestAttemptBound(t *testing.T) {
+	for _, c := range []struct {
+		workload string
+		want     time.Duration
+	}{
+		{"", time.Second}, // 4 × the default 250ms
+		{"workload: {timeout: 100ms}", 400 * time.Millisecond},
+		{"workload: {attempt: 1500ms}", 1500 * time.Millisecond},
+		{"workload: {attempt: 3ttl}", 1500 * time.Millisecond}, // ttl 500ms
+		{"workload: {attempt: 5s, acquire_timeout: 3s}", 3 * time.Second},
+	} {
+		s, err := Parse("x.yaml", []byte(valid+c.workload+"\n"))
+		if err != nil {
+			t.Fatalf("%q: %v", c.workload, err)
+		}
+		if got := s.Workload.AttemptBound(); got != c.want {
+			t.Errorf("%q: attempt bound %s, want %s", c.workload, got, c.want)
+		}
+	}
+	faultless := strings.Replace(valid, "nemesis:\n  - fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s\n", "", 1)
+	faultless = strings.Replace(faultless, "mutual_exclusion: violated", "exercised: true", 1)
+	if _, err := Parse("x.yaml", []byte(faultless)); err == nil || !strings.Contains(err.Error(), "expect.exercised: this scenario has no fault to exercise") {
+		t.Errorf("exercised without a fault: %v", err)
+	}
+	if _, err := Parse("x.yaml", []byte(valid+"  exercised: true\n")); err != nil {
+		t.Errorf("exercised with a fault: %v", err)
+	}
+}
+
+// A run folder's copy of a run whose lock a Go test registered (lockchecktest) loads anywhere
+// from its design: block: the lock's service lays out the plan (db1 for PostgreSQL, so a fault
+// on db1 is valid), and the design says where its code is if asked to run. Without the block the
+// lock is unknown; a registered design of that name wins over the block.
+func TestRecordedDesignLoadsWithoutTheRegistration(t *testing.T) {
+	const run = `name: x
+lock: our-pg-lock
+clients: 2
+duration: 2s
+nemesis:
+  - {fault: crash, target: db1, at: 1s, for: 100ms}
+design:
+  name: our-pg-lock
+  service: postgres
+  nodes: 1
+  token: nextval
+`
+	s, err := Parse("x.yaml", []byte(run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Lock != "our-pg-lock" || s.Service() != "postgres" || strings.Join(s.NodeNames(), ",") != "db1" || !s.Design().HasToken() {
+		t.Errorf("lock %s on %s, nodes %v", s.Lock, s.Service(), s.NodeNames())
+	}
+	if err := s.Prepare(); err == nil || !strings.Contains(err.Error(), "a Go test registered it (lockchecktest)") {
+		t.Errorf("preparing to run a recorded design: %v", err)
+	}
+	without := strings.Split(run, "design:")[0]
+	if _, err := Parse("x.yaml", []byte(without)); err == nil || !strings.Contains(err.Error(), `unknown lock "our-pg-lock"`) {
+		t.Errorf("without its design: block: %v", err)
+	}
+	named := strings.Replace(run, "our-pg-lock", "set-nx-px", 2)
+	if s, err := Parse("x.yaml", []byte(strings.Replace(named, "target: db1", "target: n1", 1)+"ttl: 1s\n")); err != nil || s.Service() != "redis" {
+		t.Errorf("a registered design's name: %v (service %s)", err, s.Service())
+	}
+}

@@ -142,6 +142,10 @@ func (s *Scenario) resolveLock(root *yaml.Node) []*Error {
 	default:
 		d, err := locks.Get(l.Name)
 		if err != nil {
+			if rd, rerr := s.recordedDesign(l.Name); rerr == nil {
+				s.setDesign(rd) // a run folder's copy of a test's run: judged, never run
+				return errs
+			}
 			bad("lock", "%v; or give a design file (.yaml) or an inline design {command: [...], ...}", err)
 		} else {
 			s.setDesign(d)

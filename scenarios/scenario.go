@@ -63,6 +63,9 @@ type Scenario struct {
 	Expect   checker.Expect `yaml:"expect"`
 	// Sometimes states an outcome that shows in some runs only, and how often (sometimes.go).
 	Sometimes *Sometimes `yaml:"sometimes"`
+	// Recorded is what a run folder keeps of a lock a Go test registered, for judging it anywhere
+	// (recorded.go); a registered design of that name wins over it.
+	Recorded *Recorded `yaml:"design"`
 
 	// Path is the file it was loaded from (for one built in Go: what its errors are placed in).
 	Path string `yaml:"-"`

@@ -137,6 +137,13 @@ func Lookup(name string) (Kind, error) {
 	return k, nil
 }
 
+// Names lists the registered kinds, sorted.
+func Names() []string {
+	regMu.Lock()
+	defer regMu.Unlock()
+	return namesLocked()
+}
+
 func namesLocked() []string {
 	out := make([]string, 0, len(kinds))
 	for n := range kinds {

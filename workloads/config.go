@@ -62,11 +62,29 @@ type Workload struct {
 	BackoffMax yamltime.Duration `yaml:"backoff_max" json:"backoff_max"`
 	// Timeout bounds each command to a lock node or the resource.
 	Timeout yamltime.Duration `yaml:"timeout" json:"timeout"`
+	// Attempt bounds one acquire attempt: one call of the lock's Acquire, whose context ends
+	// then (or when AcquireTimeout does, if sooner). 0: four command timeouts (AttemptBound). A
+	// lock that takes over an abandoned lease only while one Acquire waits needs an attempt
+	// longer than the lease.
+	Attempt yamltime.Duration `yaml:"attempt" json:"attempt"`
 	// Reentrant: take the lock a second time inside the hold, give it back before the outer
 	// release.
 	Reentrant bool `yaml:"reentrant" json:"reentrant"`
 	// Readers: for read/write designs, client-1..client-N read and the others write.
 	Readers int `yaml:"readers" json:"readers"`
+}
+
+// AttemptBound is how long one acquire attempt may take: Attempt, or four command timeouts (an
+// acquire may take a Redis script or several statements), and never past AcquireTimeout.
+func (w Workload) AttemptBound() time.Duration {
+	d := w.Attempt.D()
+	if d <= 0 {
+		d = 4 * w.Timeout.D()
+	}
+	if w.AcquireTimeout > 0 {
+		d = min(d, w.AcquireTimeout.D())
+	}
+	return d
 }
 
 // StopAt asks the worker to stop itself (SIGSTOP) the Occurrence-th time it passes Point; what

@@ -300,7 +300,7 @@ func (w *worker) acquire(stop context.Context) (*int64, bool) {
 	deadline := time.Now().Add(wl.AcquireTimeout.D())
 	var unknown error
 	for {
-		ctx, cancel := w.opContext()
+		ctx, cancel := context.WithTimeout(context.Background(), wl.AttemptBound())
 		if d, ok := ctx.Deadline(); ok && d.After(deadline) {
 			cancel()
 			ctx, cancel = context.WithDeadline(context.Background(), deadline)
@@ -463,8 +463,9 @@ func (w *worker) release() {
 	}
 }
 
-// opContext bounds one operation: Timeout per command, and a few commands per operation (an
-// acquire may take a Redis script or several statements; a release another).
+// opContext bounds one operation other than an acquire attempt (Workload.AttemptBound): Timeout
+// per command, and a few commands per operation (a release may take a script or several
+// statements).
 func (w *worker) opContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 4*w.cfg.Workload.Timeout.D())
 }

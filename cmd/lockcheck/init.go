@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockcheck/lockcheck/internal/starter"
+	"github.com/lockcheck/lockcheck/services"
 )
 
 func newInitCommand() *cobra.Command {
@@ -56,7 +57,8 @@ writes one in POSIX sh, for any other language. Existing files are never overwri
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Lang, "lang", "", "the adapter's language: go, python, java or program (any language, through the protocol)")
-	f.StringVar(&o.Service, "service", "", "the lock service: redis or zookeeper (default: the language's first template)")
+	f.StringVar(&o.Service, "service", "", "the lock service: "+strings.Join(services.Names(), ", ")+" (default: the language's first template; "+
+		"not every language has a template for each)")
 	f.StringVar(&o.Dir, "dir", "lockcheck", "folder for the starter set, relative to the repository's root")
 	f.StringVar(&o.Workflow, "workflow", "", `the CI workflow's path (default .github/workflows/lockcheck.yml; "-": none)`)
 	f.BoolVar(&force, "force", false, "overwrite files that exist")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/internal/starter"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/services"
 )
 
 // Every template writes a set that loads: each scenario with its design file, from the folder the
@@ -41,6 +42,14 @@ func TestInitWritesASetThatLoadsForEveryTemplate(t *testing.T) {
 					}
 					if !strings.Contains(string(src), "package lock_test") {
 						t.Errorf("%s: package not named after its folder", f)
+					}
+				}
+				// Acquire's ctx is one attempt's: the template says so, and where a lock's
+				// background work must run instead, lest its adapter tie a heartbeat to it.
+				lock, _ := os.ReadFile("checks/lock/mylock_test.go")
+				for _, want := range []string{"is cancelled as soon as Acquire returns", "start that on the lock's own context, made in\n// newMyLock and cancelled in Close, never on ctx"} {
+					if !strings.Contains(string(lock), want) {
+						t.Errorf("mylock_test.go does not warn about Acquire's ctx: lacks %q", want)
 					}
 				}
 				test, _ := os.ReadFile("checks/lock/lockcheck_test.go")
@@ -105,15 +114,72 @@ func TestInitRefusesToOverwriteAndNamesTheChoices(t *testing.T) {
 		t.Errorf("the adapter is not executable: %v", err)
 	}
 	for args, want := range map[string]string{
-		"--lang rust":                       `--lang "rust": choose one of go, python, java, program`,
-		"--lang java --service redis":       `--service "redis": the java template runs on zookeeper`,
-		"--lang python --service etcd":      "runs on redis or zookeeper",
-		"--lang program --service postgres": "runs on redis",
+		"--lang rust":                   `--lang "rust": choose one of go, python, java, program`,
+		"--lang java --service redis":   `--service "redis": the java templates run on zookeeper; templates for other services: etcd (program);`,
+		"--lang python --service etcd":  "the python templates run on redis, zookeeper; templates for other services: etcd (program)",
+		"--lang go --service postgres":  "the go templates run on redis; templates for other services: etcd (program); mariadb (program); postgres (program); zookeeper (python, java)",
+		"--lang go --service zookeeper": "change the Service of its lockchecktest.Design and its client",
+		"--lang java --service etcd":    "change its design file's service: and its client",
+		"--lang program --service etcdd": `--service "etcdd": not a lock service lockcheck runs; valid services: ` +
+			strings.Join(services.Names(), ", "),
 	} {
 		err := runCommandErr(t, append([]string{"init"}, strings.Fields(args)...)...)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("init %s: %v, want %q", args, err, want)
 		}
+	}
+}
+
+// Every lock service lockcheck runs (its registry of service kinds, not a list of init's own) has
+// a template: init --service takes each, and its design file names that service.
+func TestInitHasATemplateForEveryService(t *testing.T) {
+	names := services.Names()
+	if len(names) < 5 {
+		t.Fatalf("services registered: %v", names)
+	}
+	for _, name := range names {
+		var langs []string
+		for _, k := range starter.Kits {
+			if k.Service == name {
+				langs = append(langs, k.Lang)
+			}
+		}
+		if len(langs) == 0 {
+			t.Errorf("no init template for the %s service", name)
+			continue
+		}
+		t.Chdir(t.TempDir())
+		runCommand(t, "init", "--lang", langs[0], "--service", name, "--workflow", "-")
+		if langs[0] == "go" {
+			continue
+		}
+		design, err := os.ReadFile("lockcheck/my-lock.yaml")
+		if err != nil || !strings.Contains(string(design), "\nservice: "+name+" ") {
+			t.Errorf("init --service %s: design file (%v):\n%s", name, err, design)
+		}
+	}
+	help := runCommand(t, "init", "--help")
+	if !strings.Contains(help, "the lock service: "+strings.Join(names, ", ")) {
+		t.Errorf("init --help does not list the services %v:\n%s", names, help)
+	}
+}
+
+// The PostgreSQL template (a lease in a table, through psql) passes its control as written,
+// against a real PostgreSQL.
+func TestInitPostgresTemplatePassesItsControl(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real PostgreSQL")
+	}
+	bin := lockcheck(t)
+	dir := t.TempDir()
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		os.Chmod(d, 0o755) // PostgreSQL, run as its own user when we are root, must reach its folder
+	}
+	t.Chdir(dir)
+	runCommand(t, "init", "--lang", "program", "--service", "postgres", "--workflow", "-")
+	out, err := exec.Command(bin, "run", "--results", "results", "lockcheck/scenarios/no-faults.yaml").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "verdict matches expect") || !strings.Contains(string(out), "mutual exclusion held") {
+		t.Fatalf("lockcheck run of the postgres template's control: %v\n%s", err, out)
 	}
 }
 

@@ -22,12 +22,14 @@ func newRunCommand() *cobra.Command {
 	var count int
 	var junitFile, provider, endpoints string
 	var duration time.Duration
+	var keepData bool
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO",
 		Short: "Run a scenario against real servers and judge it (exit 0: verdict as expected, 1: not, 2: harness error)",
 		Long: `Run a scenario end to end: start the servers, the clients and the nemesis, record the
 history, judge it, and compare the verdict with the scenario's expect block. The run folder
-keeps the history, verdict.json, the scenario and logs.
+keeps the history, verdict.json, the scenario and logs; the lock servers' data folders (a
+database's files) only when the run failed, or with --keep-data.
 
 SCENARIO is a file, or a name (k2-set-nx-px, debate/k2-set-nx-px) looked up first in the
 current folder's scenarios/ (and one folder down), then among the scenarios built into
@@ -48,7 +50,8 @@ lockcheck (lockcheck scenarios lists them).`,
 			if duration < 0 {
 				return &exitError{exitHarness, fmt.Errorf("--duration %s: must not be negative", duration)}
 			}
-			opts := runner.Options{ResultsDir: resultsDir, Logger: logger(cmd), Provider: provider, ProviderConfig: endpoints, Duration: duration}
+			opts := runner.Options{ResultsDir: resultsDir, Logger: logger(cmd), Provider: provider, ProviderConfig: endpoints, Duration: duration,
+				KeepData: keepData}
 			total := sc.Duration.D()
 			if duration > 0 {
 				total = duration
@@ -113,6 +116,8 @@ lockcheck (lockcheck scenarios lists them).`,
 	cmd.Flags().IntVar(&count, "count", 1, "run the scenario this many times (for repeatability figures)")
 	cmd.Flags().StringVar(&junitFile, "junit", "", "also write JUnit XML here: one test case per run, failed when the verdict does not match expect")
 	addProviderFlag(cmd, &provider, &endpoints)
+	cmd.Flags().BoolVar(&keepData, "keep-data", false, "keep the lock servers' data folders in the run folder of a run that passed "+
+		"(a failed run keeps them anyway)")
 	cmd.Flags().DurationVar(&duration, "duration", 0, "run this long instead of the scenario's duration (a soak: --duration 30m); the history "+
 		"is written as it happens, so Ctrl-C still leaves a checkable run")
 	return cmd
@@ -180,6 +185,9 @@ func report(w io.Writer, res *runner.Result, i, count int) {
 		prefix = fmt.Sprintf("run %d/%d: ", i, count)
 	}
 	fmt.Fprintf(w, "%soutcome: %s\n", prefix, res.Verdict.Headline)
+	if why := res.Verdict.Unexercised; why != "" {
+		fmt.Fprintf(w, "%sthe fault was NOT exercised, so the outcome says nothing about it: %s\n", prefix, why)
+	}
 	switch {
 	case res.Matches && res.Scenario == "":
 		fmt.Fprintf(w, "%sno scenario.yaml in the folder, so no expectations: %s\n", prefix, res.Verdict.Summary)

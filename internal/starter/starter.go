@@ -20,6 +20,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/matrix"
+	"github.com/lockcheck/lockcheck/services"
 )
 
 //go:embed templates
@@ -66,6 +67,13 @@ var Kits = []Kit{
 		token:   "czxid of the holder's lock node", debian: []string{"zookeeper", "default-jdk-headless", "libcurator-recipes-java"}},
 	{Lang: "program", Service: locks.Redis, files: []string{"my-lock"}, command: []string{"./my-lock"},
 		token: "INCR of <key>:token at acquire", debian: []string{"redis-tools", "jq"}},
+	// The services below by name: their designs' packages are left out of the quick-start build.
+	{Lang: "program", Service: "etcd", files: []string{"my-lock"}, command: []string{"./my-lock"},
+		token: "the revision of the transaction that put the key", debian: []string{"etcd-server", "etcd-client", "jq"}},
+	{Lang: "program", Service: "mariadb", files: []string{"my-lock"}, command: []string{"./my-lock"},
+		token: "the lease row's AUTO_INCREMENT id", debian: []string{"mariadb-server", "mariadb-client", "jq"}},
+	{Lang: "program", Service: "postgres", files: []string{"my-lock"}, command: []string{"./my-lock"},
+		token: "nextval of a sequence, in the statement that takes the lease", debian: []string{"postgresql", "postgresql-client", "jq"}},
 }
 
 // curatorClasspath is Curator's InterProcessMutex and what it needs, as Debian installs them.
@@ -81,7 +89,9 @@ var curatorClasspath = func() string {
 // DesignName is the template design's name.
 const DesignName = "my-lock"
 
-// kit finds the template for o, or says which choices there are.
+// kit finds the template for o, or says which choices there are: the languages, and the lock
+// services lockcheck runs (its registry of service kinds) with the languages each has a template
+// in.
 func kit(o Options) (Kit, error) {
 	var langs []string
 	for _, k := range Kits {
@@ -92,18 +102,36 @@ func kit(o Options) (Kit, error) {
 	if !slices.Contains(langs, o.Lang) {
 		return Kit{}, fmt.Errorf("--lang %q: choose one of %s", o.Lang, strings.Join(langs, ", "))
 	}
-	var services []string
 	for _, k := range Kits {
-		if k.Lang != o.Lang {
-			continue
-		}
-		if o.Service == "" || o.Service == k.Service {
+		if k.Lang == o.Lang && (o.Service == "" || o.Service == k.Service) {
 			return k, nil
 		}
-		services = append(services, k.Service)
 	}
-	return Kit{}, fmt.Errorf("--service %q: the %s template runs on %s (a lock on another service: start from the nearest "+
-		"template, change its design file's service and its client)", o.Service, o.Lang, strings.Join(services, " or "))
+	var have, elsewhere []string
+	for _, name := range services.Names() {
+		var in []string
+		for _, k := range Kits {
+			if k.Service == name {
+				in = append(in, k.Lang)
+			}
+		}
+		switch {
+		case slices.Contains(in, o.Lang):
+			have = append(have, name)
+		case len(in) > 0:
+			elsewhere = append(elsewhere, fmt.Sprintf("%s (%s)", name, strings.Join(in, ", ")))
+		}
+	}
+	if !slices.Contains(services.Names(), o.Service) {
+		return Kit{}, fmt.Errorf("--service %q: not a lock service lockcheck runs; valid services: %s", o.Service, strings.Join(services.Names(), ", "))
+	}
+	change := "its design file's service: and its client"
+	if o.Lang == "go" {
+		// A Go check has no design file: the design is registered in Go.
+		change = "the Service of its lockchecktest.Design and its client"
+	}
+	return Kit{}, fmt.Errorf("--service %q: the %s templates run on %s; templates for other services: %s (a lock on %s in %s: start from "+
+		"the nearest template and change %s)", o.Service, o.Lang, strings.Join(have, ", "), strings.Join(elsewhere, "; "), o.Service, o.Lang, change)
 }
 
 // design is the template's lock design as lockcheck sees it.

@@ -158,7 +158,7 @@ func (c *Cluster) command(name string, pl providers.Placement) ([]string, error)
 	return []string{
 		"env", "-C", workDir, c.binary,
 		"--name", name,
-		"--data-dir", pl.Dir + "/data",
+		"--data-dir", pl.Dir + "/" + services.DataDir,
 		"--listen-client-urls", listen(ClientPort),
 		"--advertise-client-urls", "http://" + advertised,
 		"--listen-peer-urls", listen(PeerPort),
@@ -226,7 +226,7 @@ func (c *Cluster) Stop() error {
 	var errs []error
 	for _, n := range c.members {
 		if n != nil {
-			errs = append(errs, os.RemoveAll(filepath.Join(n.Dir(), "data", "member", "wal")))
+			errs = append(errs, os.RemoveAll(filepath.Join(n.Dir(), services.DataDir, "member", "wal")))
 		}
 	}
 	return errors.Join(errs...)

@@ -96,7 +96,7 @@ func Spec(name string, set Settings) providers.NodeSpec {
 		LogFile: "mariadb.log",
 		Needs:   []providers.Need{{Path: debianBinary, Package: "mariadb-server"}},
 		Command: func(pl providers.Placement) ([]string, error) {
-			if err := os.MkdirAll(filepath.Join(pl.HostDir, "data"), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Join(pl.HostDir, services.DataDir), 0o755); err != nil {
 				return nil, err
 			}
 			// Runs at every start, before the server takes connections.
@@ -116,7 +116,7 @@ func serverArgs(pl providers.Placement, set Settings) []string {
 		"--no-defaults", // nothing from /etc/mysql: the machine's own configuration stays out
 		// Running as root needs saying so; a server started as another user only warns about it.
 		"--user=root",
-		"--datadir=" + pl.Dir + "/data",
+		"--datadir=" + pl.Dir + "/" + services.DataDir,
 		"--port=" + strconv.Itoa(pl.Ports[ClientPort]),
 		"--bind-address=" + pl.Host,
 		"--socket=mysqld.sock", // relative to the data folder: a run folder's path may be too long for a socket

@@ -103,7 +103,7 @@ func Spec(name string, set Settings) providers.NodeSpec {
 // the programs on PATH or in Debian's versioned folder, so it runs the same on the machine and
 // in a container.
 func script(pl providers.Placement, set Settings) string {
-	data := pl.Dir + "/data"
+	data := pl.Dir + "/" + services.DataDir
 	server := []string{"postgres", "-D", quote(data),
 		"-p", strconv.Itoa(pl.Ports[ClientPort]),
 		"-c", "listen_addresses=" + quote(pl.Host),

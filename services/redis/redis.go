@@ -66,8 +66,8 @@ type detail struct {
 // Plan lays out the lock nodes n1..nN, or with replicas a failover topology.
 func (k Kind) Plan(s services.Spec, bad services.Report) *services.Plan {
 	switch {
-	case s.Nodes < s.Design.Nodes:
-		bad("nodes", "%s needs %d node(s), got %d", s.Design.Name, s.Design.Nodes, s.Nodes)
+	case s.Design.NodesProblem(s.Nodes) != "":
+		bad("nodes", "%s", s.Design.NodesProblem(s.Nodes))
 	case s.Nodes > maxNodes:
 		bad("nodes", "at most %d Redis nodes, got %d", maxNodes, s.Nodes)
 	}

@@ -430,8 +430,28 @@ func TestStartErrors(t *testing.T) {
 	}
 	redlock, err := locks.Get("redlock")
 	mustOK(t, err)
-	if _, err := services.MustPlan(services.Spec{Design: redlock, Nodes: 3}); err == nil || !strings.Contains(err.Error(), "needs 5 node(s), got 3") {
-		t.Errorf("redlock on 3 nodes planned: %v", err)
+	// A quorum design runs on any odd number of nodes from 3 (its 5 is a default); an even or
+	// smaller number is refused, saying what it takes. MultiLock needs all its nodes: any number.
+	for _, n := range []int{3, 5, 7} {
+		if _, err := services.MustPlan(services.Spec{Design: redlock, Nodes: n}); err != nil {
+			t.Errorf("redlock on %d nodes: %v", n, err)
+		}
+	}
+	for _, n := range []int{1, 2, 4, 6} {
+		if _, err := services.MustPlan(services.Spec{Design: redlock, Nodes: n}); err == nil ||
+			!strings.Contains(err.Error(), "an odd number of nodes, 3 or more (3, 5, 7, ...); got") {
+			t.Errorf("redlock on %d nodes planned: %v", n, err)
+		}
+	}
+	multilock, err := locks.Get("multilock")
+	mustOK(t, err)
+	if _, err := services.MustPlan(services.Spec{Design: multilock, Nodes: 2}); err != nil {
+		t.Errorf("multilock on 2 nodes: %v", err)
+	}
+	// Every other design still needs its own number.
+	if _, err := services.MustPlan(services.Spec{Design: locks.Design{Name: "two", Nodes: 2}, Nodes: 1}); err == nil ||
+		!strings.Contains(err.Error(), "two needs 2 node(s), got 1") {
+		t.Errorf("a 2-node design on 1 node planned: %v", err)
 	}
 
 	t.Setenv("PATH", "")

@@ -193,7 +193,7 @@ func (z *Ensemble) spec(id int, name string) providers.NodeSpec {
 // writeConfig writes the server's zoo.cfg and myid into its folder and returns the config's path
 // as the server sees it. The other servers are listed at the paths from this one to them.
 func (z *Ensemble) writeConfig(id int, name string, pl providers.Placement) (string, error) {
-	data := filepath.Join(pl.HostDir, "data")
+	data := filepath.Join(pl.HostDir, services.DataDir)
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return "", err
 	}
@@ -206,7 +206,7 @@ func (z *Ensemble) writeConfig(id int, name string, pl providers.Placement) (str
 	fmt.Fprintf(&b, "tickTime=%d\n", tick)
 	b.WriteString("initLimit=10\nsyncLimit=5\n")
 	fmt.Fprintf(&b, "minSessionTimeout=%d\nmaxSessionTimeout=%d\n", 2*tick, 20*tick)
-	fmt.Fprintf(&b, "dataDir=%s\n", pl.Dir+"/data")
+	fmt.Fprintf(&b, "dataDir=%s\n", pl.Dir+"/"+services.DataDir)
 	fmt.Fprintf(&b, "clientPort=%d\nclientPortAddress=%s\n", pl.Ports[ClientPort], pl.Host)
 	b.WriteString("quorumListenOnAllIPs=false\n")
 	b.WriteString("admin.enableServer=false\n")
