@@ -215,16 +215,20 @@ func (pc *promiseCheck) classify(w Overlap) (WindowClass, string) {
 	ws, we := w.Start, w.Start+int64(w.Length)
 	a, b := pc.l.ids[w.Clients[0]], pc.l.ids[w.Clients[1]]
 	ha, hb := pc.holdsIn(a, ws, we), pc.holdsIn(b, ws, we)
-	why := pc.bothPromised(ha, hb, ws, we)
-	if why == "" {
-		why = pc.impossibleYes(append(append([]int(nil), ha...), hb...), we)
-	}
-	if why == "" {
-		return ClassOutlived, pc.outlived(ha, hb, ws, we)
-	}
 	from := we
 	for _, i := range append(append([]int(nil), ha...), hb...) {
 		from = min(from, pc.holds[i].start)
+	}
+	why := pc.bothPromised(ha, hb, ws, we)
+	if why == "" {
+		var since int64
+		why, since = pc.impossibleYes(append(append([]int(nil), ha...), hb...), we)
+		// A fault explains the yes if it came while the promises the yes contradicts were in
+		// force, however long before this window they began.
+		from = min(from, since)
+	}
+	if why == "" {
+		return ClassOutlived, pc.outlived(ha, hb, ws, we)
 	}
 	if f, weakness := pc.explanation(a, b, from, we); f != nil {
 		return ClassExplained, why + "; " + pc.faultWords(*f) + " explains it: " + weakness
@@ -284,12 +288,13 @@ func (pc *promiseCheck) promiseWords(i int, t int64) string {
 }
 
 // impossibleYes says how a yes that began or renewed one of the holds, up to the window's end to,
-// could not have been true at any moment of its request, or "": a hold that a broken promise
+// could not have been true at any moment of its request, or "", and since when the evidence runs
+// (the earliest start of the hold or of another client's promise that barred the yes): a hold that a broken promise
 // began or renewed is the lock's doing in every window it takes part in. The lock cannot have granted a client the lock at a
 // moment when another client held a live promise, or when the asker's own lease had certainly
 // gone; and a renewal or a check says the client held the lock all along since its hold began,
 // which no moment after such a one can be true of (a lease, once gone, does not come back).
-func (pc *promiseCheck) impossibleYes(holds []int, to int64) string {
+func (pc *promiseCheck) impossibleYes(holds []int, to int64) (string, int64) {
 	for _, i := range holds {
 		h := pc.holds[i]
 		for _, y := range pc.claims[i] {
@@ -308,6 +313,12 @@ func (pc *promiseCheck) impossibleYes(holds []int, to int64) string {
 			}
 			if !continues && len(left) > 0 || continues && len(left) > 0 && left[0].from == h.start && left[0].to > y.ask {
 				continue
+			}
+			since := h.start
+			for _, p := range pc.othersKept(i) {
+				if len(periods{p}.intersect(asked)) > 0 {
+					since = min(since, p.from)
+				}
 			}
 			first := y.ask
 			if b := barred.intersect(asked); len(b) > 0 && continues {
@@ -328,10 +339,10 @@ func (pc *promiseCheck) impossibleYes(holds []int, to int64) string {
 				parts = append(parts, fmt.Sprintf("a grant in the hand-overs between (%s) would have made the next client's yes "+
 					"the broken one, %s's session being alive then", pc.periodWords(gaps), pc.name(h.client)))
 			}
-			return s + strings.Join(parts, "; ")
+			return s + strings.Join(parts, "; "), since
 		}
 	}
-	return ""
+	return "", 0
 }
 
 // consistentGrants keeps the moments of free that a grant to hold i's client by yes y could
@@ -406,7 +417,14 @@ func (pc *promiseCheck) promisedTo(i int, within periods) []string {
 		if o.client == h.client || (o.shared && h.shared) {
 			continue
 		}
-		in := pc.kept[j].intersect(within)
+		// The whole promise that covered the request, not only its part within: when it began
+		// and ended is what a reader checks against the faults.
+		var in []period
+		for _, p := range pc.kept[j] {
+			if len(periods{p}.intersect(within)) > 0 {
+				in = append(in, p)
+			}
+		}
 		if len(in) == 0 {
 			continue
 		}

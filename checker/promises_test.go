@@ -438,3 +438,18 @@ func TestAWaiterPassedOverAtHandOversThenFrozenIsABrokenPromise(t *testing.T) {
 		promised("client-3", history.Acquire, 30, 4510, 0, -1, "s3").release("client-3", 4600, 4601).end(5500)
 	wantClasses(t, classes(t, b.build()), ClassBroken)
 }
+
+// A server crash between client-3's grant and client-2's explains client-2's impossible yes in
+// every window client-2's hold takes part in, a later one beside client-1 included: the evidence
+// runs from client-3's promise, before client-2's hold began.
+func TestAServerFaultExplainsAnImpossibleYesInItsLaterWindowsToo(t *testing.T) {
+	b := newHistory().start(0).designs(leaseRule, "client-1", "client-2", "client-3").
+		leased("client-3", 10, 11).
+		add(history.Event{Time: ms(50), Process: history.Nemesis, Type: history.Invoke, F: history.Crash, Op: 1, Target: "n1",
+			Weakness: WeaknessCrash}).
+		add(history.Event{Time: ms(60), Process: history.Nemesis, Type: history.OK, F: history.Crash, Op: 1, Target: "n1"}).
+		leased("client-2", 100, 101).release("client-3", 200, 201).
+		leased("client-1", 600, 601).release("client-1", 700, 701).release("client-2", 900, 901).end(1000)
+	m := classes(t, b.build())
+	wantClasses(t, m, ClassExplained, ClassExplained)
+}

@@ -50,6 +50,9 @@ func registerMutants() {
 	registerMutant("mutant-redisson-inner-release", "redisson",
 		"an inner release of a reentrant hold deletes the whole lock instead of counting one level down",
 		func(env Env) (Lock, error) { return redissonReleaseAll{newHashLock(env, false)}, nil })
+	registerMutant("mutant-redisson-no-watchdog", "redisson",
+		"the watchdog never renews the lease: a hold longer than the lease loses the lock without a word",
+		func(env Env) (Lock, error) { return redissonNoWatchdog{newHashLock(env, false)}, nil })
 	registerMutant("mutant-zk-no-relist", "zk-session-aware",
 		"a waiter whose predecessor's node goes away takes itself for the holder without listing the children again",
 		func(env Env) (Lock, error) { return zkNoRelist{newZKRecipe(env, zkMutexKind)}, nil })
@@ -228,6 +231,20 @@ func (l redissonReleaseAll) Release(ctx context.Context) error {
 		return ErrNotHeld
 	}
 	return err
+}
+
+// redissonNoWatchdog: the hash lock, its watchdog stopped as soon as a hold starts it (kept in
+// place, stopped, so that a reentrant acquire does not start another).
+type redissonNoWatchdog struct{ *hashLock }
+
+func (l redissonNoWatchdog) Acquire(ctx context.Context) (*int64, error) {
+	token, err := l.hashLock.Acquire(ctx)
+	l.mu.Lock()
+	if l.dog != nil {
+		l.dog.stop()
+	}
+	l.mu.Unlock()
+	return token, err
 }
 
 // zkNoRelist: the recipe's Acquire, except that a deleted predecessor means "ours".
