@@ -98,13 +98,6 @@ var ignoreLine = regexp.MustCompile(`(?m)^//go:build ignore[ \t]*\n(// \+build i
 
 func buildable(src []byte) []byte { return ignoreLine.ReplaceAll(src, nil) }
 
-// GoProtocolSource is the protocol helper every Go adapter is built with (package main): what a
-// user's adapter calls.
-func GoProtocolSource() []byte {
-	src, _ := goSources.ReadFile(goDir + "/" + goProtocol)
-	return src
-}
-
 // GoAdapters lists the Go adapters.
 func GoAdapters() []string {
 	out := make([]string, 0, len(goAdapters))

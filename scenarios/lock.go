@@ -87,10 +87,6 @@ func yamlMessage(err error) string {
 	return err.Error()
 }
 
-func isDesignFile(s string) bool {
-	return strings.HasSuffix(s, ".yaml") || strings.HasSuffix(s, ".yml")
-}
-
 // programFields are the fields an external design takes (locks.Program's yaml names).
 func programFields() []string {
 	var out []string
