@@ -175,6 +175,11 @@ func (r Random) drawMove(rng *rand.Rand) (Fault, move, bool) {
 		f.For = dur(between(rng, 5*r.TTL/2, 7*r.TTL/2))
 	}
 	k.drawParams(&f, r, rng)
+	if p, ok := f.Params.(*PartitionParams); ok && m.throughRelease {
+		// Silenced through a release: cut from every lock node (a waiter that still reaches one
+		// node of a quorum keeps its lease); the mode stays as drawn.
+		p.Nodes = nil
+	}
 	return f, m, true
 }
 

@@ -12,7 +12,7 @@ func huntPackage() Random {
 	return Random{Mode: ModeHunt, Faults: []string{"pause", "partition"}, Targets: []string{Holder, Waiter, Overtaken, "n1"},
 		ByKind:   map[string][]string{"pause": {Holder, Waiter, Overtaken, "n1"}, "partition": {Holder, Waiter, Overtaken}},
 		Interval: dur(time.Second), MinFor: dur(500 * time.Millisecond), MaxFor: dur(1500 * time.Millisecond),
-		Nodes: []string{"n1"}, Points: []string{"between-send-and-reply"}, Seed: 7, TTL: 400 * time.Millisecond}
+		Nodes: []string{"n1", "n2", "n3"}, Points: []string{"between-send-and-reply"}, Seed: 7, TTL: 400 * time.Millisecond}
 }
 
 // A hunt's moves: the holder now and at each point of its hold, a waiter (and, for a kind that
@@ -58,6 +58,10 @@ func TestHuntDrawsAreSeeded(t *testing.T) {
 			}
 			if f.For.D() < lo || f.For.D() >= hi {
 				t.Fatalf("length %s outside %s..%s", f.For.D(), lo, hi)
+			}
+			// A waiter silenced through a release is cut from every lock node, in either mode.
+			if p, ok := f.Params.(*PartitionParams); ok && m.throughRelease && p.Nodes != nil {
+				t.Fatalf("a waiter cut through a release from %v only", p.Nodes)
 			}
 			out = append(out, f)
 		}
