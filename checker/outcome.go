@@ -15,12 +15,15 @@ const (
 	// Safe: mutual exclusion held and the unfenced register (what the lock alone gives) lost
 	// nothing.
 	Safe Outcome = "safe"
-	// Rescued: the unfenced register (the lock alone) lost data, but a register that checks
-	// fencing tokens or the lock's value kept it correct.
+	// Rescued: the lock failed (two clients held it at once, or the unfenced register lost
+	// data), but a register that checks fencing tokens or the lock's value kept its data correct.
+	// Whether the unfenced register also lost an update in the run is left out: it hangs on
+	// whether the stale holder's write came before or after its own check noticed, which the
+	// same run decides differently from one time to the next.
 	Rescued Outcome = "rescued"
 	// Unsafe: the lock failed — two clients held it at once, or the unfenced register lost data —
-	// and no register the design can use rescued the data (or none had any to rescue: a double
-	// ownership that lost nothing in this run is unsafe all the same).
+	// and no register that checks fencing tokens or the lock's value applies to the design, or
+	// every one that applies lost data too.
 	Unsafe Outcome = "unsafe"
 	// Stuck: safe, but the lock was never freed again while someone wanted it.
 	Stuck Outcome = "stuck"
@@ -135,9 +138,9 @@ func Judge(v Verdict) Judgement {
 		switch {
 		case !r.Intact():
 			j.Failed = append(j.Failed, name)
-		case name != unfencedRegister && j.DataLost:
-			// Fencing rescued the data only where the lock alone lost it; a double ownership
-			// that happened to lose nothing is still an unsafe lock, not a rescued one.
+		case name != unfencedRegister && j.LockFailed:
+			// A fenced register that stayed correct while the lock failed: the resource a design
+			// fences is safe, whether or not the unfenced one happened to lose an update this run.
 			j.Rescuers = append(j.Rescuers, name)
 		}
 	}
@@ -218,8 +221,11 @@ func Headline(v Verdict) string {
 		}
 	}
 	switch {
-	case j.Outcome == Rescued:
+	case j.Outcome == Rescued && j.DataLost:
 		s += "; fencing kept the data correct (" + strings.Join(j.Rescuers, ", ") + ")"
+	case j.Outcome == Rescued:
+		s += "; the registers that check fencing stayed correct (" + strings.Join(j.Rescuers, ", ") +
+			"), and the unfenced one lost nothing this time"
 	case j.NoFault && len(j.Rescuers) > 0:
 		s += ", with no fault at all; fencing kept the data correct (" + strings.Join(j.Rescuers, ", ") + "), but that is no rescue"
 	case j.NoFault:
