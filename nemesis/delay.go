@@ -21,9 +21,10 @@ type DelayParams struct {
 }
 
 var delayKind = define(spec[DelayParams]{
-	Name:    history.Delay,
-	Summary: "hold back what a client sends to some servers (or the resource) by latency ± jitter, for a while",
-	Colour:  "#17becf",
+	ClientLinks: true,
+	Name:        history.Delay,
+	Summary:     "hold back what a client sends to some servers (or the resource) by latency ± jitter, for a while",
+	Colour:      "#17becf",
 	Check: func(f Fault, p DelayParams, v View, bad Report) {
 		if t, ok := v.Target(f.Target); ok && !t.Client {
 			bad("target", "a delay acts on a client's links: target a client and list the nodes (or resource)")

@@ -51,6 +51,10 @@ type Kind struct {
 	// checker can tell a lock that broke its promise from one whose servers were broken; "" for
 	// none.
 	Weakness string
+	// ClientLinks: the kind acts on a client's links to the servers (cut, drop, delay). A run that
+	// plans or draws none on a client lets its clients dial the servers directly, without a proxy
+	// in between that nothing would use (Schedule.UsesClientLinks).
+	ClientLinks bool
 
 	funcs kindFuncs
 }
@@ -84,12 +88,13 @@ type spec[P any] struct {
 	// ActsOf, when set, lists the server actions of one fault, by its parameters (a partition's
 	// mode); nil: ServerActs.
 	ActsOf func(p P) []string
-	// Aliases, ServerActs, Needs, Silences, Weakness: Kind's.
-	Aliases    []string
-	ServerActs []string
-	Needs      *Capability
-	Silences   bool
-	Weakness   string
+	// Aliases, ServerActs, Needs, Silences, Weakness, ClientLinks: Kind's.
+	Aliases     []string
+	ServerActs  []string
+	Needs       *Capability
+	Silences    bool
+	Weakness    string
+	ClientLinks bool
 }
 
 // noParams are the parameters of a kind that takes none of its own.
@@ -110,7 +115,7 @@ type kindFuncs interface {
 // define makes a registry entry of a spec.
 func define[P any](s spec[P]) *Kind {
 	k := &Kind{Name: s.Name, Summary: s.Summary, Instant: s.Instant, Colour: s.Colour, Suits: s.Suits, SuitsWhom: s.SuitsWhom,
-		Aliases: s.Aliases, ServerActs: s.ServerActs, Needs: s.Needs, Silences: s.Silences, Weakness: s.Weakness, funcs: &s}
+		Aliases: s.Aliases, ServerActs: s.ServerActs, Needs: s.Needs, Silences: s.Silences, Weakness: s.Weakness, ClientLinks: s.ClientLinks, funcs: &s}
 	if s.Instant == "" {
 		k.Takes = []string{"for"}
 	}

@@ -47,10 +47,11 @@ func (p PartitionParams) mode() string {
 var partitionActs = map[string][]string{Reset: {"cut", "heal"}, Drop: {"drop", "heal"}}
 
 var partitionKind = define(spec[PartitionParams]{
-	Silences: true,
-	Name:     history.Partition,
-	Summary:  "cut a client's links to some servers, or a server off from its peers, for a while: connections reset (mode: reset) or packets dropped (mode: drop)",
-	Colour:   "#8c564b",
+	Silences:    true,
+	ClientLinks: true,
+	Name:        history.Partition,
+	Summary:     "cut a client's links to some servers, or a server off from its peers, for a while: connections reset (mode: reset) or packets dropped (mode: drop)",
+	Colour:      "#8c564b",
 	Check: func(f Fault, p PartitionParams, v View, bad Report) {
 		if !slices.Contains(PartitionModes, p.mode()) {
 			bad("mode", "unknown mode %q; valid modes: %s (reset: connections fail at once; drop: packets vanish, "+

@@ -62,3 +62,35 @@ func (s Schedule) ServerUses(isClient func(target string) bool) []Use {
 	})
 	return out
 }
+
+// UsesClientLinks says whether the schedule may act on a client's links (a kind with
+// ClientLinks, planned on a client or a client's lock state, or drawn by a random package that
+// may aim at one). When it may not, a run needs no proxy on its clients' links.
+func (s Schedule) UsesClientLinks(isClient func(target string) bool) bool {
+	onClient := func(kind, target string) bool {
+		k, err := Lookup(kind)
+		if err != nil || !k.ClientLinks {
+			return false
+		}
+		return IsClientRole(target) || isClient(target)
+	}
+	for _, f := range s.Faults {
+		if onClient(f.Kind, f.Target) {
+			return true
+		}
+	}
+	if r := s.Random; r != nil {
+		for _, kind := range r.Faults {
+			targets, ok := r.ByKind[kind]
+			if !ok {
+				targets = r.Targets
+			}
+			for _, t := range targets {
+				if onClient(kind, t) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

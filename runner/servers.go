@@ -28,15 +28,18 @@ type servers struct {
 	resProv  providers.Provider
 	resource providers.Node
 	key      string // the lock's key (LockKey)
+	direct   bool   // no fault acts on a client's links: clients dial servers and resource directly
 	log      *slog.Logger
 }
 
 func startServers(ctx context.Context, sc *scenarios.Scenario, dir, provider, config string, clients []string, log *slog.Logger) (*servers, error) {
 	s := &servers{links: proxies.New(), key: LockKey(dir), log: log}
 	isClient := func(t string) bool { return slices.Contains(clients, t) }
+	s.direct = !sc.Schedule().UsesClientLinks(isClient)
 	var err error
 	s.service, err = services.Start(ctx, sc.Plan(), services.Options{Dir: dir, Clients: clients, Provider: provider,
-		ProviderConfig: config, Links: s.links, Logger: log, Uses: sc.Schedule().ServerUses(isClient)})
+		ProviderConfig: config, Links: s.links, Logger: log, Uses: sc.Schedule().ServerUses(isClient),
+		DirectClients: s.direct})
 	if err != nil {
 		_ = s.links.Stop()
 		return nil, err
@@ -45,7 +48,7 @@ func startServers(ctx context.Context, sc *scenarios.Scenario, dir, provider, co
 		s.resource, err = redis.StartServer(ctx, s.resProv, ResourceNode, false)
 	}
 	for _, c := range clients {
-		if err != nil {
+		if err != nil || s.direct {
 			break
 		}
 		_, err = s.links.Add(c, ResourceNode, "", s.resource.Addr(redis.ClientPort))
@@ -75,6 +78,9 @@ func (s *servers) stop() {
 
 // resourceAddr is client's link to the resource.
 func (s *servers) resourceAddr(client string) string {
+	if s.direct {
+		return s.resourceDirect()
+	}
 	return s.links.Link(client, ResourceNode, "").Addr()
 }
 

@@ -30,6 +30,10 @@ type Options struct {
 	// Uses are what the run's faults may ask of servers (nemesis.Schedule.ServerUses): a provider
 	// that cannot do them all (providers.Refuser) refuses the plan before anything starts.
 	Uses []nemesis.Use
+	// DirectClients: clients dial the servers themselves, with no proxy on their links, for a
+	// run whose faults never act on a client's link (nemesis.Schedule.UsesClientLinks): each
+	// proxy copies every byte twice in the controller's process, for nothing.
+	DirectClients bool
 }
 
 // Topology is a started lock service with its clients' links: what a run, a test or a benchmark
@@ -95,6 +99,9 @@ func Start(ctx context.Context, plan *Plan, o Options) (*Topology, error) {
 		return nil, fmt.Errorf("start %s: %w", plan.Kind, err)
 	}
 	for _, c := range o.Clients {
+		if o.DirectClients {
+			break
+		}
 		for _, s := range plan.Servers {
 			if _, err := t.Links.Add(c, s, "", t.Instance.Upstream(s)); err != nil {
 				_ = t.Stop()
@@ -170,13 +177,14 @@ func StartKind(ctx context.Context, spec Spec, o Options) (*Topology, error) {
 // Link is client's link to server, or nil.
 func (t *Topology) Link(client, server string) *proxies.Link { return t.Links.Link(client, server, "") }
 
-// Endpoints is what client dials.
+// Endpoints is what client dials: its proxies, or the servers themselves when it has none
+// (Options.DirectClients).
 func (t *Topology) Endpoints(client string) locks.Endpoints {
 	return t.Instance.Endpoints(client, func(server string) string {
 		if l := t.Link(client, server); l != nil {
 			return l.Addr()
 		}
-		return ""
+		return t.Instance.Upstream(server)
 	})
 }
 
