@@ -14,8 +14,8 @@ package checker
 //   - The lock broke its promise if two promises of the pair overlap, or if it said yes to a
 //     request that no moment could have made true: at every moment between the request's sending
 //     and its answer, another client held a live promise, or the asker's own lease had certainly
-//     gone (it was frozen for longer than its lease and the servers' slack, with nothing done to
-//     the servers meanwhile). Unless a fault on the lock's own servers explains it — a clock that
+//     gone (it was frozen or cut off from every server for longer than its lease and the
+//     servers' slack, with nothing done to the servers meanwhile). Unless a fault on the lock's own servers explains it — a clock that
 //     stepped (its leases end early), a crash that lost what was not persisted or replicated:
 //     weaknesses documented for such locks, named — the bug is the lock's, whatever its clients
 //     suffered.
@@ -332,7 +332,7 @@ func (pc *promiseCheck) impossibleYes(holds []int, to int64) (string, int64) {
 			}
 			parts := pc.promisedTo(i, asked)
 			if gone := pc.certainlyGone(h.client, y.session).intersect(asked); len(gone) > 0 {
-				parts = append(parts, fmt.Sprintf("%s's own lease had certainly gone by %s (it was frozen for longer than its lease "+
+				parts = append(parts, fmt.Sprintf("%s's own lease had certainly gone by %s (it was frozen or cut off from every server for longer than its lease "+
 					"and the servers' slack)", pc.name(h.client), pc.at(gone[0].from)))
 			}
 			if gaps := asked.minus(barred); !continues && len(gaps) > 0 {
