@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -79,5 +80,28 @@ func TestARecordAddsRunsUp(t *testing.T) {
 	if rc == nil || rc.Runs != 2 || rc.Statuses[Safe] != 1 || rc.Statuses[Rescued] != 1 || rc.Why != "a reason" || !rc.Varies() ||
 		r.Cells["l × g"] != nil || len(r.Measured) != 2 {
 		t.Fatalf("record %+v, cell %+v", r, rc)
+	}
+}
+
+// matrix.md and matrix.html say why a cell the record knows to vary varies, beside its rates.
+func TestAVaryingCellSaysWhyInBothPages(t *testing.T) {
+	rec := &RecordedCell{Runs: 2, Statuses: map[Status]int{Safe: 1, Rescued: 1}, Why: "the delayed write lands inside the next access"}
+	m := &Matrix{Locks: []string{"l"}, Faults: []string{"none"}, Cells: []Cell{{Lock: "l", Fault: "none", Status: Safe,
+		Agree: 1, Runs: 1, Outcomes: []Outcome{{Status: Safe}}, Recorded: rec}}}
+	var md, page strings.Builder
+	m.Markdown(&md, "")
+	if err := m.HTML(&page, ""); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"matrix.md": md.String(), "matrix.html": page.String()} {
+		if !strings.Contains(text, "rescued 1/2, safe 1/2") || !strings.Contains(text, "varies: "+rec.Why) {
+			t.Errorf("%s does not give the rates and why:\n%s", name, text)
+		}
+	}
+	rec.Statuses = map[Status]int{Safe: 2}
+	md.Reset()
+	m.Markdown(&md, "")
+	if strings.Contains(md.String(), "varies") && strings.Contains(md.String(), rec.Why) {
+		t.Error("a cell that did not vary says why it varies")
 	}
 }

@@ -135,18 +135,23 @@ func (m *Matrix) Markdown(w io.Writer, base string) {
 		if len(c.Outcomes) > 0 && c.Outcomes[0].Dir != "" {
 			folder = " — `" + rel(base, c.Outcomes[0].Dir) + "`"
 		}
-		fmt.Fprintf(w, "- %s × %s: **%s** — %s%s\n", c.Lock, c.Fault, c.Label(), c.Detail, folder)
+		varies := ""
+		if c.Recorded.Varies() && c.Recorded.Why != "" {
+			varies = " — varies: " + c.Recorded.Why
+		}
+		fmt.Fprintf(w, "- %s × %s: **%s** — %s%s%s\n", c.Lock, c.Fault, c.Label(), c.Detail, folder, varies)
 	}
 	fmt.Fprint(w, "\nStatuses, best first: safe = mutual exclusion held, nothing lost, no collateral damage; "+
 		"damaged = mutual exclusion held and nothing lost, but a holder that had the lock by every record saw a failed "+
 		"release, a fenced register refused it, or tokens came out of order, or a design that promises first come, first "+
 		"served let a client overtake a waiter; starved = mutual exclusion held and nothing lost, but a client asked in "+
 		"vain while others got the lock for longer than the scenario's bound, or askers were refused most of the run; "+
-		"rescued = the unfenced register lost data "+
-		"but the named fencing register stayed linearizable with nothing lost; stuck = the lock was never freed again; "+
+		"rescued = two clients held the lock at once, or the unfenced register lost data, under a fault, "+
+		"but the named fencing registers stayed linearizable with nothing lost (whether or not the unfenced one happened "+
+		"to lose an update); stuck = the lock was never freed again; "+
 		"inconclusive = the run proves nothing (no acquisition); unsafe = double ownership or the unfenced register lost "+
-		"data, and no register of the design kept it correct (a double ownership that lost nothing in this run is unsafe "+
-		"too, and so is any failure with no fault, fencing or not), its double ownership a holder that outlived its promise "+
+		"data, and no register of the design kept it correct (it has none, or they lost data too; any failure with no "+
+		"fault is unsafe, fencing or not), its double ownership a holder that outlived its promise "+
 		"(outlived) or a fault on the servers (explained); broken = the lock told two clients they held it at the same time, "+
 		"and no fault on its servers explains it; n/a = the fault does not apply. A cell of several runs shows its worst "+
 		"status and how many runs reached it; \"varies\" gives the rates its record measured, by which a gate judges it. "+
@@ -191,7 +196,8 @@ td small{display:block;color:#444;max-width:18em}a{color:inherit}
 <table><tr><th>lock</th>{{range .M.Faults}}<th title="{{summary .}}">{{.}}</th>{{end}}</tr>
 {{range $lock := .M.Locks}}<tr><td class="lock">{{$lock}}</td>
 {{- range $f := $.M.Faults}}{{with cell $.M $lock $f}}<td class="{{if eq .Status "n/a"}}na{{else}}{{.Status}}{{end}}">
-{{- with link $.Base .}}<a href="{{.}}">{{end}}{{.Label}}{{if link $.Base .}}</a>{{end}}<small>{{.Detail}}</small></td>
+{{- with link $.Base .}}<a href="{{.}}">{{end}}{{.Label}}{{if link $.Base .}}</a>{{end}}<small>{{.Detail}}</small>
+{{- with .Recorded}}{{if and .Varies .Why}}<small><i>varies: {{.Why}}</i></small>{{end}}{{end}}</td>
 {{- else}}<td>—</td>{{end}}{{end}}</tr>
 {{end}}</table>
 {{with .M.Baseline}}<h2>Against the baseline</h2><p>{{.}}: {{if $.M.Regressions}}{{len $.M.Regressions}} cell(s) got worse.</p><ul>{{range $.M.Regressions}}<li><b>{{.Lock}} × {{.Fault}}</b>{{if ne .Baseline .Lock}} (against {{.Baseline}}){{end}}: {{range $i, $h := .How}}{{if $i}}; {{end}}{{$h}}{{end}}</li>{{end}}</ul>{{else}}no cell got worse.</p>{{end}}{{end}}
