@@ -8,8 +8,8 @@ import (
 	"github.com/lockcheck/lockcheck/scenarios"
 )
 
-// Clients dial the servers and the resource directly unless a fault may act on their links: a
-// proxy that nothing cuts or delays only costs the controller CPU. Real servers.
+// Clients dial the servers and the resource directly unless a fault may act on their links or on
+// a server: a proxy that nothing cuts or delays only costs the controller CPU. Real servers.
 func TestProxiesOnlyOnLinksAFaultMayAct(t *testing.T) {
 	for _, c := range []struct {
 		fault   string
@@ -18,6 +18,7 @@ func TestProxiesOnlyOnLinksAFaultMayAct(t *testing.T) {
 		{"{fault: pause, target: holder, for: 1s}", false},
 		{"{fault: partition, target: holder, for: 1s}", true},
 		{"{fault: delay, target: client-2, latency: 50ms, for: 1s}", true},
+		{"{fault: crash, target: n1, at: 1s, for: 100ms}", true},
 	} {
 		sc, err := scenarios.Parse("direct.yaml", []byte(targetScenario(c.fault)))
 		if err != nil {

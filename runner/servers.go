@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/providers/local"
 	"github.com/lockcheck/lockcheck/proxies"
@@ -28,17 +29,23 @@ type servers struct {
 	resProv  providers.Provider
 	resource providers.Node
 	key      string // the lock's key (LockKey)
-	direct   bool   // no fault acts on a client's links: clients dial servers and resource directly
+	direct   bool   // no fault acts on a client's links or a server: clients dial servers and resource directly
 	log      *slog.Logger
 }
 
 func startServers(ctx context.Context, sc *scenarios.Scenario, dir, provider, config string, clients []string, log *slog.Logger) (*servers, error) {
 	s := &servers{links: proxies.New(), key: LockKey(dir), log: log}
 	isClient := func(t string) bool { return slices.Contains(clients, t) }
-	s.direct = !sc.Schedule().UsesClientLinks(isClient)
+	// Direct only when no fault acts on a link or a server: through a proxy a crashed server
+	// looks like a connection that was accepted and then closed, dialled directly like a refused
+	// dial, which go-redis's pool answers by backing off for a second; the scenarios that crash
+	// or kill servers were measured through proxies.
+	uses := sc.Schedule().ServerUses(isClient)
+	onServers := sc.Schedule().ServerUses(func(t string) bool { return isClient(t) || nemesis.IsClientRole(t) })
+	s.direct = !sc.Schedule().UsesClientLinks(isClient) && len(onServers) == 0
 	var err error
 	s.service, err = services.Start(ctx, sc.Plan(), services.Options{Dir: dir, Clients: clients, Provider: provider,
-		ProviderConfig: config, Links: s.links, Logger: log, Uses: sc.Schedule().ServerUses(isClient),
+		ProviderConfig: config, Links: s.links, Logger: log, Uses: uses,
 		DirectClients: s.direct})
 	if err != nil {
 		_ = s.links.Stop()
