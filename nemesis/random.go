@@ -30,16 +30,21 @@ func (n *Nemesis) random(r Random) {
 	}
 }
 
+// targetsOf lists the targets the package may aim kind at: its own list when it has one.
+func (r Random) targetsOf(kind string) []string {
+	if ts, ok := r.ByKind[kind]; ok {
+		return ts
+	}
+	return r.Targets
+}
+
 // draw picks the next fault: its kind, a target suited to it, its length and its parameters.
 func (r Random) draw(rng *rand.Rand) (Fault, bool) {
 	if len(r.Faults) == 0 {
 		return Fault{}, false
 	}
 	kind := r.Faults[rng.IntN(len(r.Faults))]
-	targets := r.Targets
-	if ts, ok := r.ByKind[kind]; ok {
-		targets = ts
-	}
+	targets := r.targetsOf(kind)
 	k, err := Lookup(kind)
 	if len(targets) == 0 || err != nil {
 		return Fault{}, false

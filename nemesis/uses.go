@@ -37,11 +37,7 @@ func (s Schedule) ServerUses(isClient func(target string) bool) []Use {
 	}
 	if r := s.Random; r != nil {
 		for _, kind := range r.Faults {
-			targets, ok := r.ByKind[kind]
-			if !ok {
-				targets = r.Targets
-			}
-			for _, t := range targets {
+			for _, t := range r.targetsOf(kind) {
 				add(kind, t, nil)
 			}
 		}
@@ -81,11 +77,7 @@ func (s Schedule) UsesClientLinks(isClient func(target string) bool) bool {
 	}
 	if r := s.Random; r != nil {
 		for _, kind := range r.Faults {
-			targets, ok := r.ByKind[kind]
-			if !ok {
-				targets = r.Targets
-			}
-			for _, t := range targets {
+			for _, t := range r.targetsOf(kind) {
 				if onClient(kind, t) {
 					return true
 				}
