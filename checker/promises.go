@@ -14,8 +14,9 @@ package checker
 //   - The lock broke its promise if two promises of the pair overlap, or if it said yes to a
 //     request that no moment could have made true: at every moment between the request's sending
 //     and its answer, another client held a live promise, or the asker's own lease had certainly
-//     gone (it was frozen or cut off from every server for longer than its lease and the
-//     servers' slack, with nothing done to the servers meanwhile). Unless a fault on the lock's own servers explains it — a clock that
+//     gone (no server heard it for longer than its lease and the servers' slack: frozen, cut
+//     off from every server, or everything it sent held back; nothing done to the servers
+//     meanwhile). Unless a fault on the lock's own servers explains it — a clock that
 //     stepped (its leases end early), a crash that lost what was not persisted or replicated:
 //     weaknesses documented for such locks, named — the bug is the lock's, whatever its clients
 //     suffered.
@@ -332,8 +333,8 @@ func (pc *promiseCheck) impossibleYes(holds []int, to int64) (string, int64) {
 			}
 			parts := pc.promisedTo(i, asked)
 			if gone := pc.certainlyGone(h.client, y.session).intersect(asked); len(gone) > 0 {
-				parts = append(parts, fmt.Sprintf("%s's own lease had certainly gone by %s (it was frozen or cut off from every server for longer than its lease "+
-					"and the servers' slack)", pc.name(h.client), pc.at(gone[0].from)))
+				parts = append(parts, fmt.Sprintf("%s's own lease had certainly gone by %s (no server heard it for longer than its lease "+
+					"and the servers' slack: frozen, cut off from every server, or everything it sent held back)", pc.name(h.client), pc.at(gone[0].from)))
 			}
 			if gaps := asked.minus(barred); !continues && len(gaps) > 0 {
 				parts = append(parts, fmt.Sprintf("a grant in the hand-overs between (%s) would have made the next client's yes "+
@@ -450,12 +451,13 @@ func (pc *promiseCheck) periodWords(ps periods) string {
 }
 
 // certainlyGone are the moments in which client c certainly held nothing the servers keep for a
-// lease of length lease: it was frozen, or cut from every server, for longer than the lease and
-// the servers' slack, so whatever it held was gone from that lease (and slack) after it went
-// silent until it could speak again. A session it had before is gone for good: a yes on that
-// session, however late, cannot be a grant made after it died. Silence counts only when nothing
-// was done to the servers meanwhile (a new leader extends every lease) and no delay held back
-// what the client had sent.
+// lease of length lease: the servers heard nothing new from it (it was frozen, cut from every
+// server, or everything it sent was held back) for longer than the lease and the servers' slack,
+// so whatever it held was gone from that lease (and slack) after it went silent until it could be
+// heard again. A session it had before is gone for good: a yes on that session, however late,
+// cannot be a grant made after it died. Silence counts only when nothing was done to the servers
+// meanwhile (a new leader extends every lease) and no other delay held back what the client had
+// sent before it.
 func (pc *promiseCheck) certainlyGone(c int32, session int32) periods {
 	rule, lease := pc.l.rules[c], pc.leaseOf(c, session)
 	if lease <= 0 || rule == nil {
@@ -463,20 +465,21 @@ func (pc *promiseCheck) certainlyGone(c int32, session int32) periods {
 	}
 	name := pc.name(c)
 	var gone []period
-	for _, f := range pc.faults {
-		if f.Target != name || !silences(f) {
+	for i, f := range pc.faults {
+		heard, ok := silence(f)
+		if f.Target != name || !ok {
 			continue
 		}
 		quiet := true
-		for _, g := range pc.faults {
-			touchesServer := !pc.clients[g.Target] && g.Start <= f.End && g.End >= f.Start
-			delayedSends := g.Kind == history.Delay && g.Target == name && g.Start <= f.Start && g.End >= f.Start
+		for j, g := range pc.faults {
+			touchesServer := !pc.clients[g.Target] && g.Start <= heard && g.End >= f.Start
+			delayedSends := j != i && g.Kind == history.Delay && g.Target == name && g.Start <= f.Start && g.End >= f.Start
 			if touchesServer || delayedSends {
 				quiet = false
 			}
 		}
-		if from := f.Start + lease + rule.Slack; quiet && f.End > from {
-			to := f.End + 1
+		if from := f.Start + lease + rule.Slack; quiet && heard > from {
+			to := heard + 1
 			if pc.hadSession(c, session, f.Start) {
 				to = forever
 			}
@@ -503,19 +506,26 @@ func (pc *promiseCheck) leaseOf(c, session int32) int64 {
 	return lease
 }
 
-// silences reports whether fault f keeps its target from reaching any server: a pause, or a
-// partition of every one of its links.
-func silences(f Fault) bool {
-	switch f.Kind {
-	case history.Pause:
-		return true
-	case history.Partition:
-		var p struct {
-			Nodes []string `json:"nodes"`
-		}
-		return json.Unmarshal(f.Params, &p) == nil && len(p.Nodes) == 0 || len(f.Params) == 0
+// silence reports until when fault f kept the servers from hearing anything its target sent
+// from f's start: a pause, or a cut of every one of its links, until the heal; a delay of every
+// link until the heal or, if sooner, its latency after the start (what was sent from the start
+// arrives no earlier). ok is false for a fault that leaves some server in earshot.
+func silence(f Fault) (heard int64, ok bool) {
+	var p struct {
+		Nodes   []string `json:"nodes"`
+		Latency int64    `json:"latency"`
+		Offset  int64    `json:"offset"` // where older histories kept a delay's latency
 	}
-	return false
+	every := len(f.Params) == 0 || json.Unmarshal(f.Params, &p) == nil && len(p.Nodes) == 0
+	switch {
+	case f.Kind == history.Pause:
+		return f.End, true
+	case f.Kind == history.Partition && every:
+		return f.End, true
+	case f.Kind == history.Delay && every && max(p.Latency, p.Offset) > 0:
+		return min(f.End, f.Start+max(p.Latency, p.Offset)), true
+	}
+	return 0, false
 }
 
 // forever is a moment after every run.

@@ -1,6 +1,8 @@
 package checker
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -170,11 +172,10 @@ func TestReleasedHoldsOverlapNothing(t *testing.T) {
 	}
 }
 
-// Session locks (etcd, ZooKeeper): a session's renewals keep its holder's promise alive through
-// a long hold. A waiter frozen past its session is told it holds once the holder lets go, which
-// no moment of its request could make true: all along, the holder held a live promise, or the
-// waiter's own lease had certainly gone (etcd #11456).
-func TestAWaiterWhoseSessionWentWhileFrozenToldItHoldsIsABrokenPromise(t *testing.T) {
+// sessionHolderAndWaiter: client-1 holds on its session, renewed every 300 ms, from 10 ms to
+// 2.5 s and again from 2.505 s to 4 s; client-2, on its own session (last renewed at 100 ms),
+// asked at 50 ms and waits.
+func sessionHolderAndWaiter() *builder {
 	session := history.PromiseRule{Words: "the session", Slack: ms(500)}
 	b := newHistory().start(0).designs(session, "client-1", "client-2").
 		promised("client-1", history.Acquire, 10, 11, 1000, -1, "s1")
@@ -185,7 +186,16 @@ func TestAWaiterWhoseSessionWentWhileFrozenToldItHoldsIsABrokenPromise(t *testin
 	for t := 2800.0; t < 4000; t += 300 {
 		b.promised("client-1", history.Renew, t, t+1, 1000, -1, "s1")
 	}
-	b.promised("client-2", history.Renew, 100, 101, 1000, -1, "s2").pause("client-2", 200, 3000).
+	return b.promised("client-2", history.Renew, 100, 101, 1000, -1, "s2")
+}
+
+// Session locks (etcd, ZooKeeper): a session's renewals keep its holder's promise alive through
+// a long hold. A waiter frozen past its session is told it holds once the holder lets go, which
+// no moment of its request could make true: all along, the holder held a live promise, or the
+// waiter's own lease had certainly gone (etcd #11456).
+func TestAWaiterWhoseSessionWentWhileFrozenToldItHoldsIsABrokenPromise(t *testing.T) {
+	b := sessionHolderAndWaiter()
+	b.pause("client-2", 200, 3000).
 		promised("client-2", history.Acquire, 50, 3010, 1000, -1, "s2").
 		release("client-2", 3100, 3101).release("client-1", 4000, 4001).end(4500)
 	m := classes(t, b.build())
@@ -193,6 +203,34 @@ func TestAWaiterWhoseSessionWentWhileFrozenToldItHoldsIsABrokenPromise(t *testin
 	if why := m.Windows[0].Why; !strings.Contains(why, "no moment of that request could have made it so") ||
 		!strings.Contains(why, "client-2's own lease had certainly gone by 1.70 s") {
 		t.Errorf("why: %q", why)
+	}
+}
+
+// The same waiter, not frozen but unheard: everything it sent (its keep-alives) was held back
+// for as long as the holder held, while what the servers sent it came through. A delay of every
+// link whose latency outlasts the lease and the slack silences a client as a pause does: broken.
+// Held back for less than its lease, its session may have lived: no broken promise.
+func TestAWaiterWhoseKeepAlivesWereHeldBackPastItsSessionIsToldItHoldsIsABrokenPromise(t *testing.T) {
+	for _, c := range []struct {
+		latency float64
+		broken  bool
+	}{{2900, true}, {300, false}} {
+		params := json.RawMessage(fmt.Sprintf(`{"latency":%d}`, ms(c.latency)))
+		b := sessionHolderAndWaiter()
+		b.add(history.Event{Time: ms(200), Process: history.Nemesis, Type: history.Invoke, F: history.Delay, Op: 91, Target: "client-2", Params: params}).
+			add(history.Event{Time: ms(3100), Process: history.Nemesis, Type: history.OK, F: history.Delay, Op: 91, Target: "client-2"}).
+			promised("client-2", history.Acquire, 50, 3010, 1000, -1, "s2").
+			release("client-2", 3200, 3201).release("client-1", 4000, 4001).end(4500)
+		m := classes(t, b.build())
+		if len(m.Windows) == 0 {
+			t.Fatalf("latency %v ms: no window", c.latency)
+		}
+		if got := m.Windows[0].Class == ClassBroken; got != c.broken {
+			t.Errorf("latency %v ms: class %s, want broken %v (%s)", c.latency, m.Windows[0].Class, c.broken, m.Windows[0].Why)
+		}
+		if c.broken && !strings.Contains(m.Windows[0].Why, "client-2's own lease had certainly gone by 1.70 s (no server heard it") {
+			t.Errorf("why: %q", m.Windows[0].Why)
+		}
 	}
 }
 

@@ -149,7 +149,23 @@ func Scenario(s Spec) (*scenarios.Scenario, error) {
 			sc.Workload.Timeout = scenarios.Duration((4*hold + ttl) / 4)
 		}
 	}
+	if landsLate(s.Faults) {
+		// A client waits for an answer a little longer than its lease, as real ones do (go-redis
+		// waits 3 s by default): a check that a delay lands after the lease is then answered,
+		// and what the lock answers is seen, rather than abandoned at the 250 ms default.
+		sc.Workload.Timeout = max(sc.Workload.Timeout, scenarios.Duration(ttl+ttl/4))
+	}
 	return scenarios.New(sc)
+}
+
+// landsLate reports whether one of faults can land a holder's request after its lease.
+func landsLate(faults []string) bool {
+	for _, f := range faults {
+		if k, err := nemesis.Lookup(f); err == nil && k.LandsLate {
+			return true
+		}
+	}
+	return false
 }
 
 // suited leaves out of faults a client's clock step when the design is a program of its own (a

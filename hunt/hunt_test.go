@@ -46,6 +46,23 @@ func TestScenarioForEveryKindOfDesign(t *testing.T) {
 	}
 }
 
+// A hunt that can land a check late lets its clients wait longer than a lease for an answer, so
+// that what the lock answers to a late request is heard; one that cannot keeps the default.
+func TestAHuntThatDelaysWaitsForLateAnswers(t *testing.T) {
+	for _, c := range []struct {
+		faults []string
+		want   time.Duration
+	}{{[]string{"partition", "delay", "kill"}, 500 * time.Millisecond}, {[]string{"pause"}, 250 * time.Millisecond}} {
+		sc, err := Scenario(Spec{Lock: "redsync@v4.0.3", Seed: 1, Faults: c.faults})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sc.Workload.Timeout.D(); got != c.want {
+			t.Errorf("%v: command timeout %s, want %s", c.faults, got, c.want)
+		}
+	}
+}
+
 func TestScenarioRefusesWhatAHuntCannotDo(t *testing.T) {
 	for _, c := range []struct {
 		spec Spec

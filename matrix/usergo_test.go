@@ -3,6 +3,7 @@ package matrix
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -46,6 +47,31 @@ func TestUsersGoLibraryAtTwoVersionsOnRealServers(t *testing.T) {
 	}
 	if r := CompareLocks(m, "redislock@v0.9.3"); len(r) != 0 {
 		t.Errorf("v0.9.4 against v0.9.3 without a fault: %+v", r)
+	}
+}
+
+// The same on PostgreSQL: allisson/go-pglock (session advisory locks) at two versions, as
+// YOUR-LOCK.md walks it; both keep mutual exclusion with no fault, and the second is no worse.
+func TestUsersGoLibraryOnPostgreSQLAtTwoVersions(t *testing.T) {
+	results := t.TempDir()
+	for _, d := range []string{results, filepath.Dir(results)} {
+		os.Chmod(d, 0o755) // PostgreSQL, run as its own user when we are root, must reach its folder
+	}
+	ro := runner.Options{ResultsDir: results, Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), workloads.TestWorkerEnv)}
+	o := Options{Locks: []string{"testdata/user-go/go-pglock.yaml@v3.0.0", "testdata/user-go/go-pglock.yaml@v3.1.0"},
+		Faults: []string{"none"}, Parallel: 2, Runner: ro}
+	m, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lock := range []string{"go-pglock@v3.0.0", "go-pglock@v3.1.0"} {
+		c, ok := m.Cell(lock, "none")
+		if !ok || c.Status != Safe {
+			t.Errorf("%s × none: %v %s (%s), want safe", lock, ok, c.Status, c.Detail)
+		}
+	}
+	if r := CompareLocks(m, "go-pglock@v3.0.0"); len(r) != 0 {
+		t.Errorf("v3.1.0 against v3.0.0 without a fault: %+v", r)
 	}
 }
 

@@ -22,6 +22,8 @@ type DelayParams struct {
 
 var delayKind = define(spec[DelayParams]{
 	ClientLinks: true,
+	Silences:    true, // with every link held back for the whole fault
+	LandsLate:   true,
 	Name:        history.Delay,
 	Summary:     "hold back what a client sends to some servers (or the resource) by latency ± jitter, for a while",
 	Colour:      "#17becf",

@@ -2,12 +2,12 @@ package nemesis
 
 // Hunt: a random package that spends its budget where a fault can matter. Instead of a random
 // client at a random moment, each fault goes to a client in a lock state at a moment it matters:
-// the holder (now, or as it passes a program point of its hold), a waiter while another holds,
-// a waiter silenced from the start of a hold until after its holder lets go, a client holding
-// again after being overtaken, any client passing one of the design's own points (inside an
-// acquire or a release), or a server while someone holds. Its lengths are drawn from
-// min_for..max_for, which hunt packages give in TTLs (default 1.2ttl..3ttl): a pause shorter than
-// the lease cannot break a lease.
+// the holder (now, or as it passes a program point of its hold), the holder's check landed just
+// after its lease by a slow link, a waiter while another holds, a waiter silenced from the start
+// of a hold until after its holder lets go, a client holding again after being overtaken, any
+// client passing one of the design's own points (inside an acquire or a release), or a server
+// while someone holds. Its lengths are drawn from min_for..max_for, which hunt packages give in
+// TTLs (default 1.2ttl..3ttl): a pause shorter than the lease cannot break a lease.
 //
 // The schedule (gaps, kinds, moves, lengths, parameters) comes from one seeded generator, in the
 // same order whatever happens; which client a move hits when several are in its state comes from
@@ -46,8 +46,16 @@ type move struct {
 	// a lease and the servers' slack (a hunt's holds do, for designs that renew); or as the hold
 	// is about to end (before-write), so that the holder lets go while it is frozen and its lease
 	// ends before it wakes. A lock that then tells the waiter it holds broke its promise (etcd
-	// #11456; a ZooKeeper waiter whose session expired); one that checks says no.
+	// #11456; a ZooKeeper waiter whose session expired); one that checks says no. Silenced by a
+	// delay, the waiter is held back rather than frozen: everything it sends (its keep-alives,
+	// its session's pings) arrives at the heal, while what the servers send it comes on time.
 	throughRelease bool
+	// late: the holder's links to every lock node slowed, as it passes a point of its hold, by
+	// 0.75–1 TTL: a check or renewal it sends some way into its hold lands after its lease, yet
+	// its answer comes back before the client, counting the time its request took, thinks the
+	// lease is over. A lock that then says yes broke its promise (redsync's Extend, PR #61); one
+	// that checks whose the key is says no.
+	late bool
 }
 
 // moves lists what a fault of kind k may do with the package's targets, in a fixed order.
@@ -63,6 +71,11 @@ func (r Random) moves(k *Kind) []move {
 			out = append(out, move{state: Holder})
 			for _, p := range holdPoints {
 				out = append(out, move{state: Holder, point: p})
+			}
+			if k.LandsLate {
+				for _, p := range holdPoints {
+					out = append(out, move{state: Holder, point: p, late: true})
+				}
 			}
 		case Waiter:
 			out = append(out, move{state: Waiter})
@@ -98,6 +111,8 @@ func moveClasses(moves []move) [][]move {
 		switch {
 		case m.throughRelease:
 			key += " through release"
+		case m.late:
+			key += " late"
 		case m.state == "":
 			key = "fixed"
 		}
@@ -171,14 +186,27 @@ func (r Random) drawMove(rng *rand.Rand) (Fault, move, bool) {
 	if m.point != "" {
 		f.Occurrence = 1
 	}
-	if m.throughRelease {
+	switch {
+	case m.throughRelease:
 		f.For = dur(between(rng, 5*r.TTL/2, 7*r.TTL/2))
+	case m.late:
+		f.For = dur(between(rng, r.TTL, 2*r.TTL))
 	}
 	k.drawParams(&f, r, rng)
-	if p, ok := f.Params.(*PartitionParams); ok && m.throughRelease {
-		// Silenced through a release: cut from every lock node (a waiter that still reaches one
-		// node of a quorum keeps its lease); the mode stays as drawn.
-		p.Nodes = nil
+	switch p := f.Params.(type) {
+	case *PartitionParams:
+		if m.throughRelease {
+			// Silenced through a release: cut from every lock node (a waiter that still reaches
+			// one node of a quorum keeps its lease); the mode stays as drawn.
+			p.Nodes = nil
+		}
+	case *DelayParams:
+		switch {
+		case m.throughRelease: // every lock node hears what it sent only at the heal
+			p.Nodes, p.Latency = nil, f.For
+		case m.late:
+			p.Nodes, p.Latency = nil, dur(between(rng, 3*r.TTL/4, r.TTL).Round(time.Millisecond))
+		}
 	}
 	return f, m, true
 }

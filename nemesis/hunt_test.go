@@ -41,6 +41,55 @@ func TestHuntMovesFollowTheTargetsAndKinds(t *testing.T) {
 	}
 }
 
+// A delay silences a waiter through a release by holding back everything it sends until the heal,
+// and lands a holder's check late: every lock link slowed by 0.75–1 TTL as it passes a point of
+// its hold. Kinds that cannot slow a link have no late move.
+func TestHuntDelaysSilenceAWaiterAndLandAHoldersCheckLate(t *testing.T) {
+	r := huntPackage()
+	r.Faults, r.ByKind, r.MaxLatency = []string{"delay"}, nil, dur(800*time.Millisecond)
+	r.Targets = []string{Holder, Waiter}
+	delay, _ := Lookup("delay")
+	moves := r.moves(delay)
+	for _, p := range holdPoints {
+		if !slices.Contains(moves, move{state: Holder, point: p, late: true}) {
+			t.Errorf("no late move at %s: %+v", p, moves)
+		}
+	}
+	pause, _ := Lookup("pause")
+	for _, m := range r.moves(pause) {
+		if m.late {
+			t.Fatalf("a pause landed late: %+v", m)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 0x68756e74))
+	seen := map[string]bool{}
+	for i := 0; i < 200; i++ {
+		f, m, ok := r.drawMove(rng)
+		if !ok {
+			t.Fatal("no move drawn")
+		}
+		p := f.Params.(*DelayParams)
+		switch {
+		case m.throughRelease:
+			seen["through release"] = true
+			if p.Nodes != nil || p.Latency != f.For {
+				t.Fatalf("a waiter held back through a release on %v by %s for %s: not every link for the whole fault", p.Nodes, p.Latency.D(), f.For.D())
+			}
+		case m.late:
+			seen["late"] = true
+			if p.Nodes != nil || p.Latency.D() < 300*time.Millisecond || p.Latency.D() >= 400*time.Millisecond {
+				t.Fatalf("a late check slowed on %v by %s, want every link by 300–400ms", p.Nodes, p.Latency.D())
+			}
+			if f.For.D() < 400*time.Millisecond || f.For.D() >= 800*time.Millisecond {
+				t.Fatalf("a late check's delay lasts %s, want 1–2 TTLs", f.For.D())
+			}
+		}
+	}
+	if !seen["late"] || !seen["through release"] {
+		t.Fatalf("200 draws saw only %v", seen)
+	}
+}
+
 // The same seed draws the same faults, moves and lengths; another seed does not.
 func TestHuntDrawsAreSeeded(t *testing.T) {
 	draws := func(seed int64) []Fault {

@@ -42,9 +42,14 @@ type Kind struct {
 	// Needs is a server action of the kind's own, beyond those of Target, Restarter, ClockSetter
 	// and Network (target.go: Capability); nil for none.
 	Needs *Capability
-	// Silences: the kind keeps a client from reaching any server while in force (a pause, a cut of
-	// every link): a hunt can silence a waiter through its holder's release with it.
+	// Silences: the kind can keep every server from hearing a client while in force (a pause, a
+	// cut of every link, everything it sends held back until the heal): a hunt can silence a
+	// waiter through its holder's release with it.
 	Silences bool
+	// LandsLate: the kind can make what a client sends arrive late while what it is sent comes on
+	// time (a delay): a hunt lands a holder's check or renewal just after its lease with it, when
+	// the client, counting the time its request took, still believes some of the lease is left.
+	LandsLate bool
 	// Weakness names the documented weakness of lock services that the kind exercises when it
 	// acts on a lock server ("clock": leases end early; "crash": what was not persisted or
 	// replicated is lost), recorded with each such fault (history.Event.Weakness) so that the
@@ -88,11 +93,12 @@ type spec[P any] struct {
 	// ActsOf, when set, lists the server actions of one fault, by its parameters (a partition's
 	// mode); nil: ServerActs.
 	ActsOf func(p P) []string
-	// Aliases, ServerActs, Needs, Silences, Weakness, ClientLinks: Kind's.
+	// Aliases, ServerActs, Needs, Silences, LandsLate, Weakness, ClientLinks: Kind's.
 	Aliases     []string
 	ServerActs  []string
 	Needs       *Capability
 	Silences    bool
+	LandsLate   bool
 	Weakness    string
 	ClientLinks bool
 }
@@ -115,7 +121,7 @@ type kindFuncs interface {
 // define makes a registry entry of a spec.
 func define[P any](s spec[P]) *Kind {
 	k := &Kind{Name: s.Name, Summary: s.Summary, Instant: s.Instant, Colour: s.Colour, Suits: s.Suits, SuitsWhom: s.SuitsWhom,
-		Aliases: s.Aliases, ServerActs: s.ServerActs, Needs: s.Needs, Silences: s.Silences, Weakness: s.Weakness, ClientLinks: s.ClientLinks, funcs: &s}
+		Aliases: s.Aliases, ServerActs: s.ServerActs, Needs: s.Needs, Silences: s.Silences, LandsLate: s.LandsLate, Weakness: s.Weakness, ClientLinks: s.ClientLinks, funcs: &s}
 	if s.Instant == "" {
 		k.Takes = []string{"for"}
 	}

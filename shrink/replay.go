@@ -94,7 +94,7 @@ func anchor(f nemesis.Fault, hf history.Fault, events []history.Event) nemesis.F
 	case client && as == nemesis.Waiter && nemesis.IsHoldPoint(hf.Point):
 		// The longest waiter as a holder passed the point: at that pass, counted by the holds
 		// begun so far (each passes every point of its hold once), whoever waits longest then.
-		f.Target, f.At = nemesis.Waiter, 0
+		f.Target, f.Point, f.At = nemesis.Waiter, hf.Point, 0
 		f.Occurrence = max(1, holdsWithWaiters(events, hf.Start))
 	case client && held > 0 && (as == nemesis.Holder || as == nemesis.Overtaken || nemesis.IsHoldPoint(hf.Point)):
 		// The client's current hold: pinned to its point (after-acquire when it was hit while

@@ -82,3 +82,41 @@ func TestFromRunPinsFaultsWhereTheyMattered(t *testing.T) {
 		t.Errorf("as YAML (%v):\n%s", err, text)
 	}
 }
+
+// A waiter silenced through a release (the hunt's move) is pinned to the holder's pass of the
+// point it was aimed at, in the hold with a waiter it came in: as the second such hold began.
+// Without its point it would hit whoever waits first, at the start of the run.
+func TestFromRunPinsAWaiterSilencedThroughAReleaseToItsHoldsPoint(t *testing.T) {
+	ms := func(n int64) int64 { return 1_000_000_000 + n*int64(time.Millisecond) }
+	c1, c2, c3, nem := history.Client(1), history.Client(2), history.Client(3), history.Nemesis
+	events := []history.Event{
+		{Time: ms(0), Process: history.Controller, Type: history.Note, F: history.Start},
+		{Time: ms(0), Process: c1, Type: history.Invoke, F: history.Acquire, Op: 1},
+		{Time: ms(10), Process: c1, Type: history.OK, F: history.Acquire, Op: 1},
+		{Time: ms(50), Process: c2, Type: history.Invoke, F: history.Acquire, Op: 1},
+		{Time: ms(100), Process: c3, Type: history.Invoke, F: history.Acquire, Op: 1},
+		{Time: ms(4010), Process: c1, Type: history.Invoke, F: history.Release, Op: 2},
+		{Time: ms(4015), Process: c1, Type: history.OK, F: history.Release, Op: 2},
+		{Time: ms(4020), Process: c2, Type: history.OK, F: history.Acquire, Op: 1},
+		{Time: ms(4023), Process: nem, Type: history.Invoke, F: history.Partition, Op: 1, Target: c3, As: nemesis.Waiter,
+			Point: nemesis.HoldBegins, Duration: int64(4 * time.Second), Params: []byte(`{"mode":"drop"}`)},
+		{Time: ms(8023), Process: nem, Type: history.OK, F: history.Partition, Op: 1, Target: c3},
+	}
+	sc, err := scenarios.New(scenarios.Scenario{Name: "hunt", Lock: "set-nx-px", Clients: 3, TTL: scenarios.Duration(2 * time.Second),
+		Duration: scenarios.Duration(30 * time.Second), Nemesis: []scenarios.Entry{{Random: &nemesis.Random{Mode: nemesis.ModeHunt,
+			Faults: []string{"partition"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := FromRun(sc, events, ms(9000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := r.Anchored.Nemesis[0].Fault
+	if f.Target != nemesis.Waiter || f.Point != nemesis.HoldBegins || f.Occurrence != 1 || f.At != 0 {
+		t.Fatalf("the waiter's cut became %+v; want the longest waiter as the first hold with a waiter began", f)
+	}
+	if words := Describe(r.Anchored); !strings.Contains(words, "as the first hold with a waiter behind it began") {
+		t.Errorf("description %q", words)
+	}
+}

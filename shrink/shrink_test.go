@@ -2,6 +2,7 @@ package shrink
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -173,5 +174,37 @@ func TestShrinkTriesTheLastFaultAloneAtItsFirstPass(t *testing.T) {
 	}
 	if res.Trials > 30 {
 		t.Errorf("%d trials, want few: the last fault alone is tried before ddmin", res.Trials)
+	}
+}
+
+// A find whose whole set of faults, pinned, misses while its last fault alone breaks the lock
+// every time (the faults before it moved which pass of a point came when): Shrink starts from the
+// last fault alone rather than giving the pinned form up.
+func TestShrinkStartsFromTheLastFaultAloneWhenTheWholeSetMisses(t *testing.T) {
+	s := scenarios.Scenario{Name: "set-misses", Lock: "set-nx-px", Clients: 4, TTL: scenarios.Duration(400 * time.Millisecond),
+		Duration: scenarios.Duration(3 * time.Second)}
+	s.Nemesis = []scenarios.Entry{
+		{Fault: nemesis.Fault{Kind: "kill", Target: "client-1", Point: "after-acquire", Occurrence: 1}},
+		{Fault: nemesis.Fault{Kind: "delay", Target: "client-3", Point: "before-write", Occurrence: 4, For: scenarios.Duration(460 * time.Millisecond),
+			Params: &nemesis.DelayParams{Latency: scenarios.Duration(380 * time.Millisecond)}}},
+	}
+	start, err := scenarios.New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	breaks := func(_ context.Context, sc *scenarios.Scenario) (bool, error) {
+		return len(sc.Nemesis) == 1 && sc.Nemesis[0].Kind == "delay" && sc.Nemesis[0].Occurrence == 1, nil
+	}
+	res, err := Shrink(context.Background(), start, breaks, Options{K: 2, MaxTrials: 60})
+	if err != nil {
+		t.Fatalf("%v (steps %v)", err, res.Steps)
+	}
+	if res.After != 1 || res.Scenario.Nemesis[0].Kind != "delay" {
+		t.Fatalf("%d → %d faults, want the delay alone; steps: %v", res.Before, res.After, res.Steps)
+	}
+	// Where nothing reproduces, it still says so.
+	never := func(context.Context, *scenarios.Scenario) (bool, error) { return false, nil }
+	if _, err := Shrink(context.Background(), start, never, Options{K: 2}); !errors.Is(err, ErrNotReproduced) {
+		t.Fatalf("nothing reproduces: %v, want ErrNotReproduced", err)
 	}
 }

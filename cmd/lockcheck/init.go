@@ -63,7 +63,8 @@ writes one in POSIX sh, for any other language. Existing files are never overwri
 	f.StringVar(&o.Workflow, "workflow", "", `the CI workflow's path (default .github/workflows/lockcheck.yml; "-": none)`)
 	f.BoolVar(&force, "force", false, "overwrite files that exist")
 	f.StringVar(&library, "library", "", "with --lang go: a Go adapter of the library MODULE@VERSION and its design file, "+
-		"to check it at any version (lockcheck matrix --locks DIR/NAME.yaml@V1,DIR/NAME.yaml@V2)")
+		"to check it at any version (lockcheck matrix --locks DIR/NAME.yaml@V1,DIR/NAME.yaml@V2); --service picks the template's service "+
+		"(every service has one; default redis)")
 	_ = cmd.MarkFlagRequired("lang")
 	return cmd
 }
