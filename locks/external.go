@@ -42,7 +42,10 @@ type Program struct {
 	Nodes   int      `json:"nodes,omitempty" yaml:"nodes"`     // lock nodes it uses (default 1)
 	Token   string   `json:"token,omitempty" yaml:"token"`     // the fencing token it hands out, or "none"
 	Expires *bool    `json:"expires,omitempty" yaml:"expires"` // a lease (needs a ttl); default true
-	Points  []string `json:"points,omitempty" yaml:"points"`   // program points it announces
+	// Connection: a hold lasts only while the client's connection to the server does (a database
+	// session's lock: GET_LOCK, an advisory lock), so a cut of the client's links ends its promise.
+	Connection bool     `json:"connection,omitempty" yaml:"connection"`
+	Points     []string `json:"points,omitempty" yaml:"points"` // program points it announces
 	// Go, instead of Command, is a Go adapter of the user's that lockcheck builds against a
 	// library at a version (gosource.go).
 	Go *GoSource `json:"go,omitempty" yaml:"go"`
@@ -65,6 +68,7 @@ func ExternalDesign(p Program) Design {
 		},
 		External: true,
 		Program:  &p,
+		Promise:  Promise{Connection: p.Connection},
 		New: func(env Env) (Lock, error) {
 			return StartProgram(p.Name, p.Command, p.Dir, nil, env)
 		},

@@ -245,3 +245,16 @@ func TestSilentProgramAtInitIsGivenUp(t *testing.T) {
 		}
 	}
 }
+
+// A design file that says its hold lives with its connection (a database session's lock) records
+// that rule, so that a cut of the holder's links ends its promise; one that does not, does not.
+func TestAConnectionBoundDesignFileRecordsItsRule(t *testing.T) {
+	no := false
+	for _, connection := range []bool{true, false} {
+		d := ExternalDesign(Program{Name: "mine", Command: []string{"./mine"}, Service: "mariadb", Expires: &no, Connection: connection})
+		r := d.PromiseRule(Env{})
+		if r.Connection != connection || strings.Contains(r.Words, "connection") != connection {
+			t.Errorf("connection: %v: rule %+v", connection, r)
+		}
+	}
+}

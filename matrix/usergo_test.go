@@ -75,6 +75,26 @@ func TestUsersGoLibraryOnPostgreSQLAtTwoVersions(t *testing.T) {
 	}
 }
 
+// And on MariaDB: sanketplus/go-mysql-lock v0.0.6 leaves the connection of every attempt that
+// found the lock taken open (v0.0.7: "Close database connection whenever failed to acquire
+// lock"); with no fault, the server soon refuses new connections ("Too many connections") and
+// the clients that wait are starved, while the holder, whose connection lives, takes the lock
+// again and again. The none column tells the releases apart.
+func TestUsersGoLibraryOnMariaDBAtTwoVersions(t *testing.T) {
+	ro := runner.Options{ResultsDir: t.TempDir(), Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), workloads.TestWorkerEnv)}
+	o := Options{Locks: []string{"testdata/user-go/go-mysql-lock.yaml@v0.0.6", "testdata/user-go/go-mysql-lock.yaml@v0.0.7"},
+		Faults: []string{"none"}, Parallel: 2, Runner: ro}
+	m, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for lock, want := range map[string]Status{"go-mysql-lock@v0.0.6": Starved, "go-mysql-lock@v0.0.7": Safe} {
+		if c, ok := m.Cell(lock, "none"); !ok || c.Status != want {
+			t.Errorf("%s × none: %v %s (%s), want %s", lock, ok, c.Status, c.Detail, want)
+		}
+	}
+}
+
 // A version named with a design file that has no go: section, or a go: section without a module,
 // is refused naming the file and the field.
 func TestGoDesignFileErrors(t *testing.T) {

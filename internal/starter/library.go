@@ -21,7 +21,7 @@ type LibraryKit struct {
 	Token   string // the fencing token its adapter hands out, as a design file names it
 	Lock    string // what the template's lock is, in a few words
 	// Unleased: the lock has no lease of its own; it lives as long as its connection (a design
-	// file's expires: false).
+	// file's expires: false and connection: true).
 	Unleased bool
 }
 
@@ -56,7 +56,8 @@ func LibraryKitFor(service string) (LibraryKit, error) {
 // DesignLines are the design file's lines for the template's lock beyond service, nodes and token.
 func (k LibraryKit) DesignLines() string {
 	if k.Unleased {
-		return "expires: false        # no lease: held until released or its connection ends\n"
+		return "expires: false        # no lease: held until released or its connection ends\n" +
+			"connection: true      # a hold lasts only while its connection does\n"
 	}
 	return ""
 }
