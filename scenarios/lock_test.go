@@ -128,7 +128,7 @@ func TestDesignFile(t *testing.T) {
 
 	os.WriteFile(filepath.Join(dir, "designs", "bad.yaml"), []byte("name: bad\ncommand: [python3, bad.py]\nnodes: -1\nservise: redis\n"), 0o644)
 	_, err = Parse(path, []byte(byolScenario("lock: designs/bad.yaml")))
-	if err == nil || !strings.Contains(err.Error(), "designs/bad.yaml:4: servise: unknown field servise; valid fields: command, dir") {
+	if err == nil || !strings.Contains(err.Error(), "designs/bad.yaml:4: servise: unknown field servise; valid fields: command, connection, dir") {
 		t.Fatalf("a misspelt field in a design file: want its file and line, got %v", err)
 	}
 	os.WriteFile(filepath.Join(dir, "designs", "bad.yaml"), []byte("name: bad\ncommand: [python3, bad.py]\nnodes: -1\n"), 0o644)
