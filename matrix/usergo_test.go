@@ -53,17 +53,7 @@ func TestUsersGoLibraryAtTwoVersionsOnRealServers(t *testing.T) {
 // The same on PostgreSQL: allisson/go-pglock (session advisory locks) at two versions, as
 // YOUR-LOCK.md walks it; both keep mutual exclusion with no fault, and the second is no worse.
 func TestUsersGoLibraryOnPostgreSQLAtTwoVersions(t *testing.T) {
-	results := t.TempDir()
-	for _, d := range []string{results, filepath.Dir(results)} {
-		os.Chmod(d, 0o755) // PostgreSQL, run as its own user when we are root, must reach its folder
-	}
-	ro := runner.Options{ResultsDir: results, Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), workloads.TestWorkerEnv)}
-	o := Options{Locks: []string{"testdata/user-go/go-pglock.yaml@v3.0.0", "testdata/user-go/go-pglock.yaml@v3.1.0"},
-		Faults: []string{"none"}, Parallel: 2, Runner: ro}
-	m, err := Run(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := noFaultGrid(t, "testdata/user-go/go-pglock.yaml@v3.0.0", "testdata/user-go/go-pglock.yaml@v3.1.0")
 	for _, lock := range []string{"go-pglock@v3.0.0", "go-pglock@v3.1.0"} {
 		c, ok := m.Cell(lock, "none")
 		if !ok || c.Status != Safe {
@@ -81,18 +71,28 @@ func TestUsersGoLibraryOnPostgreSQLAtTwoVersions(t *testing.T) {
 // the clients that wait are starved, while the holder, whose connection lives, takes the lock
 // again and again. The none column tells the releases apart.
 func TestUsersGoLibraryOnMariaDBAtTwoVersions(t *testing.T) {
-	ro := runner.Options{ResultsDir: t.TempDir(), Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), workloads.TestWorkerEnv)}
-	o := Options{Locks: []string{"testdata/user-go/go-mysql-lock.yaml@v0.0.6", "testdata/user-go/go-mysql-lock.yaml@v0.0.7"},
-		Faults: []string{"none"}, Parallel: 2, Runner: ro}
-	m, err := Run(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := noFaultGrid(t, "testdata/user-go/go-mysql-lock.yaml@v0.0.6", "testdata/user-go/go-mysql-lock.yaml@v0.0.7")
 	for lock, want := range map[string]Status{"go-mysql-lock@v0.0.6": Starved, "go-mysql-lock@v0.0.7": Safe} {
 		if c, ok := m.Cell(lock, "none"); !ok || c.Status != want {
 			t.Errorf("%s × none: %v %s (%s), want %s", lock, ok, c.Status, c.Detail, want)
 		}
 	}
+}
+
+// noFaultGrid runs the none column for locks, two at a time, in a results folder a database
+// run as its own user can reach.
+func noFaultGrid(t *testing.T, locks ...string) *Matrix {
+	t.Helper()
+	results := t.TempDir()
+	for _, d := range []string{results, filepath.Dir(results)} {
+		os.Chmod(d, 0o755) // PostgreSQL, run as its own user when we are root, must reach its folder
+	}
+	ro := runner.Options{ResultsDir: results, Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), workloads.TestWorkerEnv)}
+	m, err := Run(context.Background(), Options{Locks: locks, Faults: []string{"none"}, Parallel: 2, Runner: ro})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // A version named with a design file that has no go: section, or a go: section without a module,
