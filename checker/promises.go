@@ -288,23 +288,27 @@ func (pc *promiseCheck) promiseWords(i int, t int64) string {
 	return fmt.Sprintf("%s's %s answered at %s, promised %s", pc.name(h.client), pc.l.str(best.f), pc.at(best.ok), until)
 }
 
-// impossibleYes says how a yes that began or renewed one of the holds, up to the window's end to,
-// could not have been true at any moment of its request, or "", and since when the evidence runs
-// (the earliest start of the hold or of another client's promise that barred the yes): a hold that a broken promise
-// began or renewed is the lock's doing in every window it takes part in. The lock cannot have granted a client the lock at a
-// moment when another client held a live promise, or when the asker's own lease had certainly
-// gone; and a renewal or a check says the client held the lock all along since its hold began,
-// which no moment after such a one can be true of (a lease, once gone, does not come back).
+// impossibleYes says how a yes that began or renewed one of the holds could not have been true at
+// any moment of its request, or "", and since when the evidence runs (the earliest start of the
+// hold or of another client's promise that barred the yes): a hold that a broken promise began or
+// renewed is the lock's doing in every window it takes part in. The lock cannot have granted a
+// client the lock at a moment when another client held a live promise, or when the asker's own
+// lease had certainly gone; and a renewal or a check says the client held the lock all along
+// since its hold began, which no moment after such a one can be true of (a lease, once gone, does
+// not come back). A grant counts up to the window's end to; a renewal or a check wherever it came
+// in the hold, since what it says covers the window.
 func (pc *promiseCheck) impossibleYes(holds []int, to int64) (string, int64) {
 	for _, i := range holds {
 		h := pc.holds[i]
 		for _, y := range pc.claims[i] {
-			if y.ok > to {
+			continues := y.f == idRenew || y.f == idCheck
+			// A renewal or a check answered after the window still speaks for it: it says the
+			// client held the lock all along since its hold began, the window included.
+			if y.ok > to && !continues {
 				continue
 			}
 			barred := union(append(append([]period(nil), pc.othersKept(i)...), pc.certainlyGone(h.client, y.session)...)...)
 			asked := periods{{y.ask, y.ok + 1}}
-			continues := y.f == idRenew || y.f == idCheck
 			if continues {
 				asked = periods{{h.start, y.ok + 1}}
 			}

@@ -132,6 +132,24 @@ func TestARenewalThatSaysYesAfterTheLeaseWentIsABrokenPromise(t *testing.T) {
 	}
 }
 
+// The same yes when the one who took the lock meanwhile has already given it back: no promise is
+// live beside it, but it says client-1 held the lock all along, through client-2's hold. The
+// window it covers is the lock's doing however the hand-overs fell (a flaky track-record run had
+// its check land in the gap between two holds).
+func TestARenewalThatSaysYesAfterTheWindowEndedBreaksThePromiseOfThatWindow(t *testing.T) {
+	h := newHistory().start(0).designs(leaseRule, "client-1", "client-2").
+		leased("client-1", 10, 11).pause("client-1", 12, 900).
+		leased("client-2", 450, 451).release("client-2", 600, 601).
+		promised("client-1", history.Check, 910, 912, lease, -1, "").
+		release("client-1", 1010, 1011).end(1500).build()
+	m := classes(t, h)
+	wantClasses(t, m, ClassBroken)
+	if !strings.Contains(m.Windows[0].Why, "client-1 was told at 0.91 s that it still held the lock (its check, asked at 0.91 s), "+
+		"but it had lost it by 0.41 s: client-2 was promised the lock 0.45–0.60 s") {
+		t.Errorf("why: %q", m.Windows[0].Why)
+	}
+}
+
 // The same renewal answering no (the fixed release): the holder learns it lost the lock; its
 // double ownership while frozen is the lease's limit.
 func TestARenewalThatSaysNoLeavesOnlyTheOutlivedWindow(t *testing.T) {
