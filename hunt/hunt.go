@@ -143,10 +143,17 @@ func Scenario(s Spec) (*scenarios.Scenario, error) {
 			pkg.Interval = scenarios.TTLs(1)
 		}
 		if d.Blocking != "" {
-			// One attempt is bounded at four command timeouts: long enough, here, to wait behind
-			// the three other clients' holds and a freeze, so that a waiter stays queued through
-			// them (a shorter attempt gives up, and what the lock would have told it is never heard).
+			// A waiter stays queued through the longest silence a hunt gives it: one attempt
+			// outlasts the wait behind the three other clients' holds (the longest waiter, silenced
+			// as a hold ends, has waited about that long), the silence (up to 3.5 TTLs, through a
+			// release), a lease for the lock's answer on waking, and the command timeout an adapter
+			// keeps to clean up. A shorter attempt ends during the silence: on waking the client
+			// gives up, and what the lock would have told it is never heard (go-zookeeper's waiter
+			// whose session expired: abandoned after its freeze in every run of a 5-minute hunt).
 			sc.Workload.Timeout = scenarios.Duration((4*hold + ttl) / 4)
+			attempt := 3*hold + nemesis.LongestSilence(ttl) + ttl + sc.Workload.Timeout.D()
+			sc.Workload.Attempt = scenarios.Duration(attempt)
+			sc.Workload.AcquireTimeout = scenarios.Duration(max(sc.Workload.AcquireTimeout.D(), attempt+hold))
 		}
 	}
 	if landsLate(s.Faults) {

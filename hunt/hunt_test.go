@@ -63,6 +63,24 @@ func TestAHuntThatDelaysWaitsForLateAnswers(t *testing.T) {
 	}
 }
 
+// A waiter of a lock that blocks stays queued through the longest silence a hunt gives it: its
+// attempt, less the command timeout an adapter keeps to clean up, outlasts the three other
+// clients' holds (the longest waiter has waited about that long when a hold ends), the silence
+// and a lease for the lock's answer.
+func TestAHuntsWaiterStaysQueuedThroughItsLongestSilence(t *testing.T) {
+	for _, lock := range []string{"zk", "etcd-unchecked", "zk@v1.0.4"} {
+		sc, err := Scenario(Spec{Lock: lock, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, ttl := sc.Workload, sc.TTL.D()
+		need := 3*w.Hold.D() + nemesis.LongestSilence(ttl) + ttl
+		if got := w.AttemptBound() - w.Timeout.D(); got < need {
+			t.Errorf("%s: an attempt leaves %s after the adapter's clean-up, want at least %s (holds %s, ttl %s)", lock, got, need, w.Hold, ttl)
+		}
+	}
+}
+
 func TestScenarioRefusesWhatAHuntCannotDo(t *testing.T) {
 	for _, c := range []struct {
 		spec Spec

@@ -99,6 +99,10 @@ func (r Random) moves(k *Kind) []move {
 	return out
 }
 
+// LongestSilence is the longest a hunt silences a waiter through a release, for a lease of ttl
+// (it draws 2.5 TTLs to this): a hunt's attempts outlast it.
+func LongestSilence(ttl time.Duration) time.Duration { return 7 * ttl / 2 }
+
 // moveClasses groups moves by the way they aim: at the holder (now or at any point of its hold),
 // at a waiter, at a waiter through its holder's release, at the overtaken, at a fixed target, at
 // a client passing one of the design's points. A hunt draws a class, then a move in it: every way
@@ -188,7 +192,7 @@ func (r Random) drawMove(rng *rand.Rand) (Fault, move, bool) {
 	}
 	switch {
 	case m.throughRelease:
-		f.For = dur(between(rng, 5*r.TTL/2, 7*r.TTL/2))
+		f.For = dur(between(rng, 5*r.TTL/2, LongestSilence(r.TTL)))
 	case m.late:
 		f.For = dur(between(rng, r.TTL, 2*r.TTL))
 	}
