@@ -15,12 +15,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -215,14 +218,18 @@ func buildGo(goTool, dir string, b GoBuild, files map[string][]byte) error {
 	}
 	// First the library alone, for a plain answer when the proxy does not serve that version.
 	out, err := run("mod", "download", "-json", b.Module+"@"+b.Version)
+	var info struct{ Error, Dir string }
 	if err != nil {
-		var info struct{ Error string }
 		if json.Unmarshal(out, &info) == nil && info.Error != "" {
 			return fmt.Errorf("%s: cannot download %s %s: %s", b.Label, b.Module, b.Version, firstLines(info.Error))
 		}
 		return fmt.Errorf("%s: go mod download %s@%s: %s", b.Label, b.Module, b.Version, firstLines(string(out)))
 	}
+	_ = json.Unmarshal(out, &info)
 	if out, err := run("mod", "tidy"); err != nil {
+		if why := missingPackage(files, b.Module, b.Version, info.Dir); why != "" {
+			return fmt.Errorf("%s: %s", b.Label, why)
+		}
 		return fmt.Errorf("%s: go mod tidy (what %s %s requires): %s", b.Label, b.Module, b.Version, firstLines(string(out)))
 	}
 	// The library at the version asked for, not another: tidy drops a module nothing imports, and
@@ -258,4 +265,73 @@ func firstLines(out string) string {
 		return "no output"
 	}
 	return strings.Join(lines, " | ")
+}
+
+// missingPackage says which import of the adapter's sources names a package of module that the
+// module at version (unpacked in dir) does not have, and which packages it has, or "". go's own
+// words for it look for another module that might provide the path (a module whose root holds
+// no Go package, imported as the template writes it, is the usual case).
+func missingPackage(files map[string][]byte, module, version, dir string) string {
+	if dir == "" {
+		return ""
+	}
+	fset := token.NewFileSet()
+	for name, src := range files {
+		f, err := parser.ParseFile(fset, name, src, parser.ImportsOnly)
+		if err != nil {
+			continue
+		}
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			rel, ok := strings.CutPrefix(path, module)
+			if !ok || rel != "" && !strings.HasPrefix(rel, "/") || hasGoPackage(filepath.Join(dir, rel)) {
+				continue
+			}
+			have := packagesIn(dir, module)
+			return fmt.Sprintf("the adapter imports %s, but %s %s has no Go package there; import the one whose calls it uses: %s",
+				path, module, version, strings.Join(have, ", "))
+		}
+	}
+	return ""
+}
+
+// hasGoPackage reports whether dir holds a Go file other than a test.
+func hasGoPackage(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if n := e.Name(); !e.IsDir() && strings.HasSuffix(n, ".go") && !strings.HasSuffix(n, "_test.go") {
+			return true
+		}
+	}
+	return false
+}
+
+// packagesIn lists the import paths of module's packages (unpacked in dir), at most ten, leaving
+// out examples, test data and internal packages.
+func packagesIn(dir, module string) []string {
+	var out []string
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		switch d.Name() {
+		case "testdata", "internal", "examples", "example", "vendor":
+			return filepath.SkipDir
+		}
+		if strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_") {
+			return filepath.SkipDir
+		}
+		if hasGoPackage(p) && len(out) < 10 {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, strings.TrimSuffix(module+"/"+filepath.ToSlash(rel), "/."))
+		}
+		return nil
+	})
+	if len(out) == 0 {
+		return []string{"none found"}
+	}
+	return out
 }

@@ -223,3 +223,40 @@ func TestUserAdapterMustUseTheLibrary(t *testing.T) {
 		t.Fatalf("an adapter called lockproto.go: %v", err)
 	}
 }
+
+// An adapter that imports a path of the library's module where the module has no Go package (its
+// root, as init's template writes it, for a module whose code is in a subfolder) is told which
+// packages the module has, instead of go's search for another module providing the path.
+func TestAnAdapterImportingAPackageTheModuleLacksIsToldWhichItHas(t *testing.T) {
+	dir := t.TempDir()
+	for f, text := range map[string]string{
+		"README.md":          "a module whose code is in lock/",
+		"lock/lock.go":       "package lock",
+		"lock/lock_test.go":  "package lock",
+		"internal/x/x.go":    "package x",
+		"lock/testdata/t.go": "package t",
+	} {
+		path := filepath.Join(dir, f)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	adapter := func(imp string) map[string][]byte {
+		return map[string][]byte{"adapter.go": []byte("package main\n\nimport _ \"" + imp + "\"\n")}
+	}
+	const module = "example.com/dlock/v5"
+	why := missingPackage(adapter(module), module, "v5.1.0", dir)
+	want := "the adapter imports example.com/dlock/v5, but example.com/dlock/v5 v5.1.0 has no Go package there; " +
+		"import the one whose calls it uses: example.com/dlock/v5/lock"
+	if why != want {
+		t.Errorf("root import:\n got %q\nwant %q", why, want)
+	}
+	for _, imp := range []string{module + "/lock", "example.com/dlock/v5lock", "fmt"} {
+		if why := missingPackage(adapter(imp), module, "v5.1.0", dir); why != "" {
+			t.Errorf("import %s: %q, want nothing", imp, why)
+		}
+	}
+}

@@ -100,6 +100,7 @@ func Run(ctx context.Context, o Options) (*Matrix, error) {
 	if len(o.Locks) == 0 {
 		o.Locks = DefaultLocks()
 	}
+	started := time.Now() // the wall time counts the builds of libraries at a version too
 	if err := prepare(o.Locks); err != nil {
 		return nil, err
 	}
@@ -115,7 +116,14 @@ func Run(ctx context.Context, o Options) (*Matrix, error) {
 	if o.Parallel < 1 {
 		o.Parallel = 1
 	}
-	m := &Matrix{Started: time.Now(), Locks: o.Locks, Faults: o.Faults, Count: o.Count, Parallel: o.Parallel,
+	// Rows are named by their designs, as their cells are: a design file at a version,
+	// mine.yaml@v1.2.0, is the row mine@v1.2.0.
+	rows := make([]string, len(o.Locks))
+	for i, l := range o.Locks {
+		d, _ := locks.Get(l)
+		rows[i] = d.Name
+	}
+	m := &Matrix{Started: started, Locks: rows, Faults: o.Faults, Count: o.Count, Parallel: o.Parallel,
 		Seed: o.Seed, ResultsDir: o.Runner.ResultsDir}
 	if m.ResultsDir == "" {
 		m.ResultsDir = "results" // the runner's default

@@ -48,21 +48,22 @@ func TestUsersGoLibraryAtTwoVersionsOnRealServers(t *testing.T) {
 	if r := CompareLocks(m, "redislock@v0.9.3"); len(r) != 0 {
 		t.Errorf("v0.9.4 against v0.9.3 without a fault: %+v", r)
 	}
+	// The rows are named as their cells are, so the table shows them (it once showed "—" in
+	// every cell of a row named by its file).
+	var table strings.Builder
+	m.Markdown(&table, results)
+	for _, row := range []string{"| redislock@v0.9.3 | safe", "| redislock@v0.9.4 | safe"} {
+		if !strings.Contains(table.String(), row) {
+			t.Errorf("matrix.md has no row %q:\n%s", row, table.String())
+		}
+	}
 }
 
 // The same on PostgreSQL: allisson/go-pglock (session advisory locks) at two versions, as
 // YOUR-LOCK.md walks it; both keep mutual exclusion with no fault, and the second is no worse.
 func TestUsersGoLibraryOnPostgreSQLAtTwoVersions(t *testing.T) {
-	m := noFaultGrid(t, "testdata/user-go/go-pglock.yaml@v3.0.0", "testdata/user-go/go-pglock.yaml@v3.1.0")
-	for _, lock := range []string{"go-pglock@v3.0.0", "go-pglock@v3.1.0"} {
-		c, ok := m.Cell(lock, "none")
-		if !ok || c.Status != Safe {
-			t.Errorf("%s × none: %v %s (%s), want safe", lock, ok, c.Status, c.Detail)
-		}
-	}
-	if r := CompareLocks(m, "go-pglock@v3.0.0"); len(r) != 0 {
-		t.Errorf("v3.1.0 against v3.0.0 without a fault: %+v", r)
-	}
+	sameAndSafe(t, noFaultGrid(t, "testdata/user-go/go-pglock.yaml@v3.0.0", "testdata/user-go/go-pglock.yaml@v3.1.0"),
+		"go-pglock@v3.0.0", "go-pglock@v3.1.0")
 }
 
 // And on MariaDB: sanketplus/go-mysql-lock v0.0.6 leaves the connection of every attempt that
@@ -81,6 +82,35 @@ func TestUsersGoLibraryOnMariaDBAtTwoVersions(t *testing.T) {
 
 // noFaultGrid runs the none column for locks, two at a time, in a results folder a database
 // run as its own user can reach.
+// On etcd: Scalingo/go-etcd-lock (a concurrency.Session and Mutex per Acquire) at v5.0.8 and
+// v5.1.0, which added read-write locks, made the write path wait for readers and moved to etcd's
+// client v3.6; with no fault both keep mutual exclusion, and v5.1.0 is no worse.
+func TestUsersGoLibraryOnEtcdAtTwoVersions(t *testing.T) {
+	sameAndSafe(t, noFaultGrid(t, "testdata/user-go/go-etcd-lock.yaml@v5.0.8", "testdata/user-go/go-etcd-lock.yaml@v5.1.0"),
+		"go-etcd-lock@v5.0.8", "go-etcd-lock@v5.1.0")
+}
+
+// On ZooKeeper: docker/libkv's ZooKeeper store lock at v0.2.1 (on samuel/go-zookeeper) and at
+// its last commit (on go-zookeeper/zk v1.0.4).
+func TestUsersGoLibraryOnZooKeeperAtTwoVersions(t *testing.T) {
+	const next = "v0.2.2-0.20211217151845-dfacc563de57"
+	sameAndSafe(t, noFaultGrid(t, "testdata/user-go/libkv.yaml@v0.2.1", "testdata/user-go/libkv.yaml@"+next),
+		"libkv@v0.2.1", "libkv@"+next)
+}
+
+// sameAndSafe checks a no-fault grid of two versions: both safe, the second no worse.
+func sameAndSafe(t *testing.T, m *Matrix, base, next string) {
+	t.Helper()
+	for _, lock := range []string{base, next} {
+		if c, ok := m.Cell(lock, "none"); !ok || c.Status != Safe {
+			t.Errorf("%s × none: %v %s (%s), want safe", lock, ok, c.Status, c.Detail)
+		}
+	}
+	if r := CompareLocks(m, base); len(r) != 0 {
+		t.Errorf("%s against %s without a fault: %+v", next, base, r)
+	}
+}
+
 func noFaultGrid(t *testing.T, locks ...string) *Matrix {
 	t.Helper()
 	results := t.TempDir()

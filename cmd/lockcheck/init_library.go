@@ -49,8 +49,8 @@ func initLibrary(out io.Writer, o starter.Options, library string, force bool) e
 	for _, f := range files {
 		fmt.Fprintf(out, "wrote %s\n", f.Path)
 	}
-	fmt.Fprintf(out, "\nnext: put %s's calls in %s_adapter.go, then\n  lockcheck matrix --locks %s@%s,%s@NEXT --baseline-lock %s@%s --faults none,pause-after-acquire,pause-before-write\n",
-		module, name, design, version, design, design, version)
+	fmt.Fprintf(out, "\nnext: put %s's calls in %s_adapter.go, then\n  lockcheck matrix --locks %s@%s,%s@NEXT --baseline-lock %s@%s --faults %s\n",
+		module, name, design, version, design, design, version, kit.Faults())
 	return nil
 }
 

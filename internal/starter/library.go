@@ -25,6 +25,15 @@ type LibraryKit struct {
 	Unleased bool
 }
 
+// Faults are the matrix columns init suggests first: for a lock on a lease, a holder frozen past
+// it; for a lock held as long as its connection, which no pause ends, the holder's death too.
+func (k LibraryKit) Faults() string {
+	if k.Unleased {
+		return "none,pause-after-acquire,kill-holder"
+	}
+	return "none,pause-after-acquire,pause-before-write"
+}
+
 // LibraryKits are the templates by service, in the order errors list them.
 var LibraryKits = []LibraryKit{
 	{Service: locks.Redis, Nodes: 1, Token: "INCR", Lock: "SET NX PX, an INCR fencing token, compare-and-delete (go-redis)"},
@@ -59,7 +68,12 @@ func (k LibraryKit) DesignLines() string {
 		return "expires: false        # no lease: held until released or its connection ends\n" +
 			"connection: true      # a hold lasts only while its connection does\n"
 	}
-	return ""
+	session := "a lease"
+	if k.Service == locks.ZooKeeper {
+		session = "a session"
+	}
+	return fmt.Sprintf("expires: true         # %s ends a hold its client does not renew (the run's TTL)\n"+
+		"connection: false     # a hold outlives a broken connection while its %s lasts\n", session, strings.TrimPrefix(session, "a "))
 }
 
 // Adapter is the template's adapter for the library module, whose design is named name.
