@@ -189,7 +189,6 @@ func (l *etcdLockRPC) try(ctx context.Context) rpcAttempt {
 // lockFailed says what a failed Lock came to. The server drops a wait whose context ended and
 // deletes the waiter's key; whatever it did, the lease is revoked so that no key of ours stays.
 func (l *etcdLockRPC) lockFailed(s *concurrency.Session, err error) error {
-	code := status.Code(err)
 	if strings.Contains(status.Convert(err).Message(), concurrency.ErrSessionExpired.Error()) {
 		// The server read our key back and found it gone with our lease (3.5 and later): its
 		// error comes as gRPC's Unknown with the Mutex's message.
@@ -197,13 +196,28 @@ func (l *etcdLockRPC) lockFailed(s *concurrency.Session, err error) error {
 		return fmt.Errorf("etcd lock RPC: Lock: %s (the key went with the lease)", concurrency.ErrSessionExpired)
 	}
 	revoked := l.revoke(s)
-	if (code == codes.DeadlineExceeded || code == codes.Canceled) && revoked == nil {
+	if gaveUpWaiting(err) && revoked == nil {
 		return fmt.Errorf("%w (gave up waiting: %v; the lease was revoked with any key of ours)", ErrBusy, err)
 	}
 	if revoked != nil {
 		return fmt.Errorf("etcd lock RPC: Lock: %w (and revoking the lease failed: %v)", err, revoked)
 	}
 	return fmt.Errorf("etcd lock RPC: Lock: %w (the lease was revoked with any key of ours)", err)
+}
+
+// gaveUpWaiting reports whether a Lock error says our own deadline ended the wait. It does on both
+// sides: the client's gRPC says DeadlineExceeded (or Canceled), or the server's answer, its wait
+// ended by the deadline the request carried, comes first, as Unknown with the context's words
+// (seen under load).
+func gaveUpWaiting(err error) bool {
+	st := status.Convert(err)
+	switch st.Code() {
+	case codes.DeadlineExceeded, codes.Canceled:
+		return true
+	case codes.Unknown:
+		return st.Message() == context.DeadlineExceeded.Error() || st.Message() == context.Canceled.Error()
+	}
+	return false
 }
 
 // revoke revokes s's lease and forgets the session: whatever key it held is gone with it.
