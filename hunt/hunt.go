@@ -149,7 +149,7 @@ func Scenario(s Spec) (*scenarios.Scenario, error) {
 			// release), a lease for the lock's answer on waking, and the command timeout an adapter
 			// keeps to clean up. A shorter attempt ends during the silence: on waking the client
 			// gives up, and what the lock would have told it is never heard (go-zookeeper's waiter
-			// whose session expired: abandoned after its freeze in every run of a 5-minute hunt).
+			// whose session expired: all 3 such freezes seen in a 5-minute hunt ended so).
 			sc.Workload.Timeout = scenarios.Duration((4*hold + ttl) / 4)
 			attempt := 3*hold + nemesis.LongestSilence(ttl) + ttl + sc.Workload.Timeout.D()
 			sc.Workload.Attempt = scenarios.Duration(attempt)

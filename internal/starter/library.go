@@ -68,12 +68,12 @@ func (k LibraryKit) DesignLines() string {
 		return "expires: false        # no lease: held until released or its connection ends\n" +
 			"connection: true      # a hold lasts only while its connection does\n"
 	}
-	session := "a lease"
+	lease := "lease"
 	if k.Service == locks.ZooKeeper {
-		session = "a session"
+		lease = "session"
 	}
-	return fmt.Sprintf("expires: true         # %s ends a hold its client does not renew (the run's TTL)\n"+
-		"connection: false     # a hold outlives a broken connection while its %s lasts\n", session, strings.TrimPrefix(session, "a "))
+	return fmt.Sprintf("expires: true         # a %s ends a hold its client does not renew (the run's TTL)\n"+
+		"connection: false     # a hold outlives a broken connection while its %s lasts\n", lease, lease)
 }
 
 // Adapter is the template's adapter for the library module, whose design is named name.
