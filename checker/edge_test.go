@@ -175,3 +175,35 @@ func TestAnEarlyUnknownWriteIsJudgedExactlyInALongHistory(t *testing.T) {
 		}
 	}
 }
+
+// A write its client gave up on (timed out, outcome unknown) that the resource's own log shows
+// applied between the next holder's read and its write is an update lost, though no client was
+// told it happened; the same timed-out write with no record of landing is not.
+func TestAWriteThatLandedAfterItsClientGaveUpCountsWhenLost(t *testing.T) {
+	run := func(landed bool) RegisterVerdict {
+		b := newHistory().start(0).acquire("client-1", 0, 1).
+			read("client-1", 1, 2, 3, accepted("unfenced", 0)).
+			write("client-1", 1, 4, 1004, unknown("unfenced", 1)). // held back; its client timed out
+			release("client-1", 1005, 1006).acquire("client-2", 1005, 1007).
+			read("client-2", 1, 1008, 1009, accepted("unfenced", 0)).
+			write("client-2", 1, 1100, 1101, accepted("unfenced", 1)).
+			release("client-2", 1102, 1103)
+		resourceNote := func(t float64, f string, cs int64, client string, v int64) {
+			b.add(history.Event{Time: ms(t), Process: history.Resource, Type: history.Note, F: f, CS: cs, Target: client,
+				Registers: map[string]history.Register{"unfenced": {Value: v, Status: history.Accepted}}})
+		}
+		resourceNote(2.5, history.Read, 1, "client-1", 0)
+		resourceNote(1008.5, history.Read, 1, "client-2", 0)
+		if landed {
+			resourceNote(1009.5, history.Write, 1, "client-1", 1) // inside client-2's read-modify-write
+		}
+		resourceNote(1100.5, history.Write, 1, "client-2", 1)
+		return Check(b.final(1200, map[string]int64{"unfenced": 1}).end(1300).build(), Options{}).Registers["unfenced"]
+	}
+	if r := run(true); r.LandedUnknown != 1 || r.LostUpdates != 1 {
+		t.Errorf("the late write in the resource's log: landed %d, lost %d; want 1, 1", r.LandedUnknown, r.LostUpdates)
+	}
+	if r := run(false); r.LandedUnknown != 0 || r.LostUpdates != 0 {
+		t.Errorf("no record of the late write: landed %d, lost %d; want 0, 0", r.LandedUnknown, r.LostUpdates)
+	}
+}

@@ -19,6 +19,7 @@ type Log struct {
 	// regNames are register names; regValue.name indexes it.
 	regNames []string
 	regIDs   map[string]uint8
+	landed   map[landedKey]bool // the resource's own log: the writes it applied (noteLanded)
 	nemesis  []history.Event
 	events   int   // every event of the history, including those not kept
 	first    int64 // the earliest and latest time of any event
@@ -165,8 +166,11 @@ func (l *Log) add(e *history.Event) {
 	l.first, l.last = min(l.first, e.Time), max(l.last, e.Time)
 	switch e.Process {
 	case history.Resource:
+		if e.F == history.Write {
+			l.noteLanded(e)
+		}
 		if e.F != history.Final {
-			return // the resource's own access log: no check reads it
+			return // the rest of the resource's own access log: no check reads it
 		}
 	case history.Nemesis:
 		l.nemesis = append(l.nemesis, e.Clone())
@@ -197,14 +201,9 @@ func (l *Log) add(e *history.Event) {
 		r.token, r.hasToken = *e.Token, true
 	}
 	for name, v := range e.Registers {
-		n, ok := l.regIDs[name]
+		n, ok := l.regID(name)
 		if !ok {
-			if len(l.regNames) == 255 {
-				continue // more registers than any resource has: not a history of ours
-			}
-			n = uint8(len(l.regNames))
-			l.regNames = append(l.regNames, name)
-			l.regIDs[name] = n
+			continue // more registers than any resource has: not a history of ours
 		}
 		st, ok := statusCodes[v.Status]
 		if !ok {
@@ -214,6 +213,36 @@ func (l *Log) add(e *history.Event) {
 		r.nregs++
 	}
 	l.recs = append(l.recs, r)
+}
+
+// regID is the register's id, given on first sight; false past 255 registers.
+func (l *Log) regID(name string) (uint8, bool) {
+	n, ok := l.regIDs[name]
+	if !ok {
+		if len(l.regNames) == 255 {
+			return 0, false
+		}
+		n = uint8(len(l.regNames))
+		l.regNames = append(l.regNames, name)
+		l.regIDs[name] = n
+	}
+	return n, true
+}
+
+// noteLanded keeps, from the resource's own log, which registers applied a client's write (its
+// Target) of critical section CS: what became of a write whose client never heard back.
+func (l *Log) noteLanded(e *history.Event) {
+	if e.CS == 0 || e.Target == "" {
+		return
+	}
+	for name, v := range e.Registers {
+		if n, ok := l.regID(name); ok && v.Status == history.Accepted {
+			if l.landed == nil {
+				l.landed = map[landedKey]bool{}
+			}
+			l.landed[landedKey{l.id(e.Target), e.CS, n}] = true
+		}
+	}
 }
 
 // finish orders the records by time, keeping the written order among equal times.

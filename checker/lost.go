@@ -31,9 +31,11 @@ func (l *Log) initialValues() map[string]int64 {
 	return init
 }
 
-// lostUpdates compares acknowledged increments with how far the register really moved. Unknown
-// writes that landed make it move further than acknowledged: that is not a loss, hence the floor.
-// No more updates can be lost than were acknowledged: a register that ends below where it
+// lostUpdates compares the increments known to have been applied (acknowledged, or unknown to
+// their client but in the resource's own log) with how far the register really moved. Unknown
+// writes with no such record may have landed and moved it further: that is not a loss, hence the
+// floor.
+// No more updates can be lost than were applied: a register that ends below where it
 // started lost every one of them and more, and that is said apart (FinalBelowInitial), not
 // counted as updates lost.
 func lostUpdates(r *RegisterVerdict, initial int64, final map[string]int64, name string) {
@@ -50,5 +52,5 @@ func lostUpdates(r *RegisterVerdict, initial int64, final map[string]int64, name
 	}
 	r.LostUpdatesKnown = true
 	moved := max(0, f-initial)
-	r.LostUpdates = int(max(0, int64(r.AckedIncrements)-moved))
+	r.LostUpdates = int(max(0, int64(r.AckedIncrements+r.LandedUnknown)-moved))
 }

@@ -263,7 +263,7 @@ func Short(v Verdict) string {
 		}
 		s := name + " "
 		switch {
-		case r.Linearizable == No && r.LostUpdates > 0:
+		case r.LostUpdates > 0: // linearizable too when the lost write was one its client never heard back about
 			s += fmt.Sprintf("lost %d update(s)", r.LostUpdates)
 		case r.Linearizable == No:
 			s += "not linearizable"

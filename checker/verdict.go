@@ -113,10 +113,15 @@ type RegisterVerdict struct {
 	// rightful nor known to be stale.
 	UncertainRejected int `json:"uncertain_rejected,omitempty"`
 
-	AckedIncrements int    `json:"acked_increments"` // = WritesAccepted: increments the clients were told happened
-	Final           *int64 `json:"final"`            // value read after the clients stopped; nil if never read
-	// LostUpdates is AckedIncrements minus the final value, floored at 0. Unknown writes that
-	// landed can raise the final value and hide a loss; they are never counted as one.
+	AckedIncrements int `json:"acked_increments"` // = WritesAccepted: increments the clients were told happened
+	// LandedUnknown counts the writes among WritesUnknown that the resource's own log shows it
+	// applied: increments that happened though their clients never learned it (a write held back
+	// in the network past its client's timeout, say).
+	LandedUnknown int    `json:"landed_unknown,omitempty"`
+	Final         *int64 `json:"final"` // value read after the clients stopped; nil if never read
+	// LostUpdates is the increments known to have been applied (AckedIncrements + LandedUnknown)
+	// minus how far the register moved, floored at 0. Unknown writes with no record of landing
+	// can raise the final value and hide a loss; they are never counted as one.
 	LostUpdates      int  `json:"lost_updates"`
 	LostUpdatesKnown bool `json:"lost_updates_known"` // false without a final value
 	// FinalBelowInitial is how far the final value is below the value the run started with: the

@@ -205,10 +205,11 @@ func registerSentence(name string, r RegisterVerdict) string {
 	case !r.LostUpdatesKnown:
 		facts = append(facts, "its final value was never read")
 	case r.LostUpdates > 0:
-		facts = append(
-			facts,
-			fmt.Sprintf("lost %s (%d acknowledged, final value %d)", plural(r.LostUpdates, "update"), r.AckedIncrements, deref(r.Final)),
-		)
+		applied := fmt.Sprintf("%d acknowledged", r.AckedIncrements)
+		if r.LandedUnknown > 0 {
+			applied += fmt.Sprintf(" and %d its client never heard back about, which the resource's log shows applied", r.LandedUnknown)
+		}
+		facts = append(facts, fmt.Sprintf("lost %s (%s, final value %d)", plural(r.LostUpdates, "update"), applied, deref(r.Final)))
 	default:
 		facts = append(facts, "lost nothing")
 	}

@@ -22,7 +22,7 @@ func TestAKindsFieldsComeFromItsParameterType(t *testing.T) {
 		{killKind, nil},
 		{clockKind, []string{"for", "offset", "rate"}},
 		{partitionKind, []string{"for", "nodes", "mode"}},
-		{delayKind, []string{"for", "nodes", "latency", "jitter"}},
+		{delayKind, []string{"for", "nodes", "latency", "jitter", "until"}},
 		{strobeKind, []string{"for", "offset", "period"}},
 	} {
 		if !reflect.DeepEqual(c.kind.Takes, c.want) {

@@ -65,7 +65,8 @@ type LockState struct {
 	// separate pipes, so one client's release may arrive after the next holder's acquire though
 	// it happened before; Overlapping judges by the times.
 	spans   map[string][]span
-	changed chan struct{} // closed and replaced at each change
+	reads   map[string]int // client -> reads of the resource it completed (a delay may last until another's)
+	changed chan struct{}  // closed and replaced at each change
 }
 
 // span is a hold from its acquire's ok to its end (0: not ended yet), in CLOCK_MONOTONIC ns.
@@ -78,7 +79,7 @@ const keptSpans = 4
 func NewLockState() *LockState {
 	return &LockState{holds: map[string]int64{}, release: map[string]bool{}, waits: map[string]int64{},
 		held: map[string]bool{}, passed: map[string]bool{}, overtaken: map[string]bool{}, spans: map[string][]span{},
-		changed: make(chan struct{})}
+		reads: map[string]int{}, changed: make(chan struct{})}
 }
 
 // Observe takes one event of the history into account.
@@ -111,6 +112,8 @@ func (s *LockState) Observe(e history.Event) {
 		s.release[c] = true
 	case e.F == history.Release:
 		delete(s.release, c)
+	case e.F == history.Read && e.Type == history.OK:
+		s.reads[c]++
 	case e.F == history.Lost && e.Type == history.Note:
 		s.endHold(c, e.Time)
 	case e.F == history.Crash && e.Process == history.Controller, // a worker exited
@@ -162,6 +165,19 @@ func (s *LockState) Overlapping() bool {
 		}
 	}
 	return false
+}
+
+// ReadsByOthers counts the reads of the resource that clients other than c have completed.
+func (s *LockState) ReadsByOthers(c string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for o, k := range s.reads {
+		if o != c {
+			n += k
+		}
+	}
+	return n
 }
 
 // Changed is closed at the next change of state.

@@ -412,6 +412,34 @@ func (n *Nemesis) hold(f Fault) bool {
 	return false
 }
 
+// holdUntil is hold, ended early once ended (nil: never) reports true; ended is asked again at
+// each change of the lock's state (LockState.Changed), reads of the resource included.
+func (n *Nemesis) holdUntil(f Fault, ended func() bool) {
+	if ended == nil {
+		n.hold(f)
+		return
+	}
+	var limit <-chan time.Time
+	if f.For > 0 {
+		t := time.NewTimer(d(f.For))
+		defer t.Stop()
+		limit = t.C
+	}
+	for {
+		changed := n.state.Changed()
+		if ended() {
+			return
+		}
+		select {
+		case <-changed:
+		case <-limit:
+			return
+		case <-n.ctx.Done():
+			return
+		}
+	}
+}
+
 func wait(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()

@@ -384,3 +384,40 @@ func TestPartitionModeDropsOrCutsAndIsRecorded(t *testing.T) {
 		t.Fatalf("recorded modes %v; want client-1 drop, client-2 reset", modes)
 	}
 }
+
+// A delay until next-read holds everything back (its latency is its whole length) and heals as
+// soon as another client completes a read, not at its own target's read; with no such read it
+// heals when its length is up.
+func TestADelayUntilTheNextReadHealsAtAnotherClientsRead(t *testing.T) {
+	for _, otherReads := range []bool{true, false} {
+		net := &fakeNetwork{}
+		rec := &recorder{}
+		n := newTestNemesis(map[string]Target{"client-1": sleeper(t), "client-2": sleeper(t)}, rec.record)
+		n.cfg.Network = net
+		const length = 600 * time.Millisecond
+		_ = n.Start(Schedule{Faults: []Fault{{Kind: history.Delay, Target: "client-1",
+			Params: DelayParams{Nodes: []string{"resource"}, Until: UntilNextRead}, For: dur(length)}}})
+		eventually(t, time.Second, "delay in force", func() bool { return strings.Contains(net.String(), "delay client-1") })
+		start := time.Now()
+		n.Observe(history.Event{Process: "client-1", Type: history.OK, F: history.Read}) // its own read: no end
+		time.Sleep(100 * time.Millisecond)
+		if strings.Contains(net.String(), "heal") {
+			t.Fatalf("healed at the target's own read: %s", net)
+		}
+		if otherReads {
+			n.Observe(history.Event{Process: "client-2", Type: history.OK, F: history.Read})
+		}
+		eventually(t, 2*time.Second, "healed", func() bool { return strings.Contains(net.String(), "heal client-1 resource") })
+		took := time.Since(start)
+		if !strings.Contains(net.String(), "delay client-1 resource "+length.String()) {
+			t.Errorf("held back by other than the whole length: %s", net)
+		}
+		if otherReads && took > length/2 {
+			t.Errorf("healed %s after another client's read", took)
+		}
+		if !otherReads && took < length*3/4 {
+			t.Errorf("healed after %s with no other client's read, before its length", took)
+		}
+		n.Heal()
+	}
+}

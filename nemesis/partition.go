@@ -94,7 +94,7 @@ var partitionKind = define(spec[PartitionParams]{
 				return net.Drop(f.Target, p.Nodes)
 			}
 			return net.Cut(f.Target, p.Nodes)
-		})
+		}, nil)
 	},
 	// Label names the mode a history recorded ("partition client-1 drop ↔ n1"); histories
 	// written before modes existed recorded none, and were resets.
@@ -126,8 +126,9 @@ func checkClientLinks(nodes []string, v View, bad Report) {
 }
 
 // linkFault applies a fault to a target's links to nodes, keeps it for For (or until the run
-// heals) and heals the links. Its invoke and completion record the fault's parameters.
-func (n *Nemesis) linkFault(f Fault, nodes []string, apply func(Network) error) {
+// heals; or until ended reports true, when given, whichever comes first) and heals the links.
+// Its invoke and completion record the fault's parameters.
+func (n *Nemesis) linkFault(f Fault, nodes []string, apply func(Network) error, ended func() bool) {
 	net := n.net()
 	op := n.nextOp()
 	start := n.begin(f, op)
@@ -142,7 +143,7 @@ func (n *Nemesis) linkFault(f Fault, nodes []string, apply func(Network) error) 
 	}
 	n.stamp(start)
 	n.resumeAtPoint(f)
-	n.hold(f)
+	n.holdUntil(f, ended)
 	end := n.end(f, op)
 	end.Params = start.Params
 	if err := net.Heal(f.Target, nodes); err != nil {

@@ -150,6 +150,21 @@ func Dial(addr string, dialTimeout time.Duration) *Store {
 // Close closes the connection.
 func (s *Store) Close() error { return s.rdb.Close() }
 
+// Prepare loads the access scripts into the resource's script cache before any client runs.
+// A client calls a script by its hash first (EVALSHA) and sends the whole script only when Redis
+// does not know it: a first write held back in the network until after its client gave up
+// would otherwise land as an unknown hash and be refused, where the same write a moment later,
+// once another client had sent the script, would apply. Whether a late write lands must not
+// hang on who wrote first.
+func (s *Store) Prepare(ctx context.Context) error {
+	for _, script := range []*redis.Script{readScript, writeScript} {
+		if err := script.Load(ctx, s.rdb).Err(); err != nil {
+			return fmt.Errorf("load the resource's scripts: %w", err)
+		}
+	}
+	return nil
+}
+
 type logEntry struct {
 	Seq    int64                       `json:"seq"`
 	Op     string                      `json:"op"`

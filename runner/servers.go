@@ -12,6 +12,7 @@ import (
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/providers/local"
 	"github.com/lockcheck/lockcheck/proxies"
+	"github.com/lockcheck/lockcheck/resource"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/services"
 	"github.com/lockcheck/lockcheck/services/redis"
@@ -53,6 +54,11 @@ func startServers(ctx context.Context, sc *scenarios.Scenario, dir, provider, co
 	}
 	if s.resProv, err = local.New(providers.Options{Dir: dir, Logger: log}); err == nil {
 		s.resource, err = redis.StartServer(ctx, s.resProv, ResourceNode, false)
+	}
+	if err == nil {
+		store := resource.Dial(s.resourceDirect(), 2*time.Second)
+		err = store.Prepare(ctx)
+		_ = store.Close()
 	}
 	for _, c := range clients {
 		if err != nil || s.direct {

@@ -109,6 +109,12 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 		{"delay without latency", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s", "fault: delay\n    " +
 			"target: client-1\n    nodes: [resource]\n    at: 1s"},
 			[]string{"nemesis[0].latency:", "needs a latency"}},
+		{"delay until an unknown event", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s", "fault: delay\n    " +
+			"target: client-1\n    nodes: [resource]\n    at: 1s\n    for: 1s\n    until: next-write"},
+			[]string{"nemesis[0].until:", "until next-read"}},
+		{"delay until the next read without for", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s",
+			"fault: delay\n    target: client-1\n    nodes: [resource]\n    at: 1s\n    until: next-read"},
+			[]string{"nemesis[0].for:", "needs a for:"}},
 		{"latency on a pause", [2]string{"    for: 1s\n", "    for: 1s\n    latency: 1s\n"},
 			[]string{"nemesis[0].latency:", "latency does not apply to a pause fault"}},
 		{"lease without ttl", [2]string{"ttl: 500ms\n", ""},

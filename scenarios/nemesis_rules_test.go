@@ -97,7 +97,7 @@ func TestImpossibleSchedulesAreRefusedNamingTheLine(t *testing.T) {
 		{"misspelt parameter", "set-nx-px", 1,
 			"  - fault: delay\n    target: client-1\n    at: 1s\n    latncy: 1s\n",
 			[]string{
-				"x.yaml:11: nemesis[0].latncy: unknown field latncy; a delay fault takes: fault, target, at, point, occurrence, for, nodes, latency, jitter",
+				"x.yaml:11: nemesis[0].latncy: unknown field latncy; a delay fault takes: fault, target, at, point, occurrence, for, nodes, latency, jitter, until",
 			}},
 		{"parameter of the wrong type", "set-nx-px", 1,
 			"  - {fault: clock, target: client-1, at: 1s, rate: fast}\n",
