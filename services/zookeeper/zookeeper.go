@@ -27,6 +27,7 @@ import (
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/providers"
+	"github.com/lockcheck/lockcheck/providers/local"
 	"github.com/lockcheck/lockcheck/services"
 )
 
@@ -132,6 +133,9 @@ func StartEnsemble(ctx context.Context, p providers.Provider, names []string, ti
 	defer cancel()
 	z := &Ensemble{names: names, servers: map[string]providers.Node{}, tick: tick}
 	z.Ensemble = services.Ensemble{Members: names, Nodes: z.servers, Port: ClientPort, LeaderRole: Leader, FindLeader: z.Leader, Restart: z.restart}
+	if p.Name() == local.Name {
+		_ = makeArchive(ctx, tick) // once per machine; without it the servers only start slower
+	}
 	for i, name := range names {
 		if err := p.Add(z.spec(i+1, name)); err != nil {
 			return nil, err
@@ -180,7 +184,11 @@ func (z *Ensemble) spec(id int, name string) providers.NodeSpec {
 			if err != nil {
 				return nil, err
 			}
-			return append([]string{"java"}, javaArgs(cfg, z.tick)...), nil
+			argv := []string{"java"}
+			if pl.Dir == pl.HostDir { // a process of this machine: it sees the archive
+				argv = append(argv, archive().Flags()...)
+			}
+			return append(argv, javaArgs(cfg, z.tick)...), nil
 		},
 		// Up: it answers at all (an ensemble member serves only once a quorum is up).
 		Ready: func(ctx context.Context, n providers.Node) error {
