@@ -1,7 +1,7 @@
 // Package appcds keeps a Java program's application class-data archive (AppCDS): the classes a
 // run of the program loads, parsed and verified once and mapped into every later JVM, which then
 // starts on less CPU. A matrix starts a ZooKeeper JVM per server per cell, several at once on two
-// cores; each spent most of its start loading and verifying the same classes.
+// cores; each spent about a third of its start's CPU loading and verifying the same classes.
 //
 // The archive is made once per machine, per program, class path and java binary (the name of its
 // file says which), by running the program once with -XX:ArchiveClassesAtExit until it has done
@@ -101,7 +101,7 @@ func (a Archive) Make(ctx context.Context, command func(flags []string) []string
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	if err := ready(rctx); err != nil {
 		_ = cmd.Process.Kill()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/lockcheck/lockcheck/internal/appcds"
@@ -12,15 +13,25 @@ import (
 )
 
 // archive is the server's class-data archive (internal/appcds): a matrix starts a ZooKeeper JVM
-// per server per cell, and loading ZooKeeper's classes was most of each start's CPU.
+// per server per cell, and loading ZooKeeper's classes was about a third of each start's CPU.
 func archive() appcds.Archive { return appcds.Archive{Name: "zookeeper", Classpath: classpath()} }
+
+// archiveTries: a process tries to make an archive (by its path) once; after a failure its
+// servers start without one rather than pay for the attempt at every start.
+var archiveTries sync.Map // path -> *sync.Once
 
 // makeArchive makes the archive once per machine, by running a standalone server on a free port
 // until it serves. Servers started on this machine's processes map it; containers do not see it.
-func makeArchive(ctx context.Context, tick time.Duration) error {
-	if archive().Flags() != nil {
-		return nil
-	}
+func makeArchive(ctx context.Context, tick time.Duration) {
+	once, _ := archiveTries.LoadOrStore(archive().Path(), new(sync.Once))
+	once.(*sync.Once).Do(func() {
+		if archive().Flags() == nil {
+			_ = trainArchive(ctx, tick) // without it the servers only start slower
+		}
+	})
+}
+
+func trainArchive(ctx context.Context, tick time.Duration) error {
 	dir, err := os.MkdirTemp("", "lockcheck-zookeeper-appcds-")
 	if err != nil {
 		return err

@@ -134,7 +134,7 @@ func StartEnsemble(ctx context.Context, p providers.Provider, names []string, ti
 	z := &Ensemble{names: names, servers: map[string]providers.Node{}, tick: tick}
 	z.Ensemble = services.Ensemble{Members: names, Nodes: z.servers, Port: ClientPort, LeaderRole: Leader, FindLeader: z.Leader, Restart: z.restart}
 	if p.Name() == local.Name {
-		_ = makeArchive(ctx, tick) // once per machine; without it the servers only start slower
+		makeArchive(ctx, tick) // once per machine
 	}
 	for i, name := range names {
 		if err := p.Add(z.spec(i+1, name)); err != nil {
