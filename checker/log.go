@@ -229,6 +229,13 @@ func (l *Log) regID(name string) (uint8, bool) {
 	return n, true
 }
 
+// landedKey names one client's write of one register in one critical section.
+type landedKey struct {
+	client int32
+	cs     int64
+	reg    uint8
+}
+
 // noteLanded keeps, from the resource's own log, which registers applied a client's write (its
 // Target) of critical section CS: what became of a write whose client never heard back.
 func (l *Log) noteLanded(e *history.Event) {

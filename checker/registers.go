@@ -64,7 +64,7 @@ func (l *Log) collectRegisters(ops []op) map[string]*registerData {
 					r.verdict.WritesRejected++
 				default:
 					r.verdict.WritesUnknown++
-					if wr := &ops[w]; l.landed[landedKey{wr.proc, l.recs[wr.invoke].cs, reg.name}] {
+					if l.landed[landedKey{ops[w].proc, ops[w].cs, reg.name}] {
 						r.verdict.LandedUnknown++
 					}
 				}
@@ -88,13 +88,6 @@ func (l *Log) collectRegisters(ops []op) map[string]*registerData {
 		}
 	}
 	return regs
-}
-
-// landedKey names one client's write of one register in one critical section.
-type landedKey struct {
-	client int32
-	cs     int64
-	reg    uint8
 }
 
 // pairWrites maps each read (by index in ops) to the write of the same critical section (its

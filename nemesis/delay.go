@@ -65,7 +65,8 @@ var delayKind = define(spec[DelayParams]{
 		}
 	},
 	Apply: func(n *Nemesis, f Fault, p DelayParams, _ bool) {
-		latency, ended := d(p.Latency), (func() bool)(nil)
+		latency := d(p.Latency)
+		var ended func() bool // nil: the fault's length alone
 		if p.Until == UntilNextRead {
 			// Counted from the start: a read that completes after this lets the held-back bytes go.
 			before := n.state.ReadsByOthers(f.Target)
