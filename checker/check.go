@@ -85,14 +85,15 @@ func (l *Log) Check(opts Options) Verdict {
 	l.classifyWindows(&v.MutualExclusion, tl.holds, ops, b)
 	v.Inconclusive = l.inconclusive(ops, v)
 	acqs, deaths := l.acquireOps(ops)
-	cover := l.faultCover()
+	lapses := l.lapses(ops, b.end)
+	cover := l.faultCover().withLapses(lapses)
 	v.Fairness = fairness(acqs, deaths, cover, b, int64(opts.KeepsPlace))
 	v.Fairness.Promised = opts.FirstComeFirstServed
 	v.Liveness.Clients, v.Liveness.StarvedBy = clientLiveness(acqs, deaths, cover, b, opts.StarvedAfter)
 	v.Liveness.StarvedAfter, v.Liveness.RefusedLimit = opts.StarvedAfter, opts.RefusedLimit
 	v.Liveness.Refused, v.Liveness.RefusedShare = refused(unavailable, acqs, cover, b)
 	v.Liveness.BarelyServed = v.Liveness.Acquisitions > 0 && v.Liveness.RefusedShare > opts.RefusedLimit
-	v.Collateral = l.collateral(v.Registers, b.start)
+	v.Collateral = l.collateral(v.Registers, b.start, lapses)
 	v.FaultFree = len(l.nemesis) == 0
 	v.Unexercised = l.unexercised(tl, ops, b, opts.AttemptBound)
 	v.Summary = summarize(v)

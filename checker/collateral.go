@@ -97,8 +97,9 @@ type tenure struct {
 	invoked, acquired int64 // the acquire's invoke and ok
 }
 
-// collateral computes Collateral and each register's LegitRejected from the history.
-func (l *Log) collateral(regs map[string]RegisterVerdict, runStart int64) Collateral {
+// collateral computes Collateral and each register's LegitRejected from the history. A holder
+// whose session lapsed during its tenure (lapses, Log.lapses) no longer held by every record.
+func (l *Log) collateral(regs map[string]RegisterVerdict, runStart int64, lapses map[string][]span) Collateral {
 	c := Collateral{}
 	faults := l.faultsByTarget()
 	// Indexed by a client's string id (dense and small: a slice is much cheaper than a map over
@@ -123,6 +124,9 @@ func (l *Log) collateral(regs map[string]RegisterVerdict, runStart int64) Collat
 			return notRightful, nil
 		}
 		h := held[p]
+		if lapsedIn(lapses[l.str(p)], h.acquired, t) {
+			return notRightful, nil
+		}
 		for _, q := range acquired {
 			if q != p && lastOK[q] > h.acquired && lastOK[q] <= t {
 				return notRightful, nil

@@ -30,7 +30,9 @@ import (
 //     first attempt, its first after an attempt of unknown outcome, its first after a fault acted
 //     on it or on a server (anything that is not a client);
 //   - a fault acted on it or on a server between its invoke and the acquisition (a paused
-//     waiter's session runs out, a restarted node forgets the queue);
+//     waiter's session runs out, a restarted node forgets the queue), or its session lapsed
+//     meanwhile: none of its renewals' promises was in force (lapses.go), so its place may have
+//     gone with it;
 //   - both are read holds of a read/write lock, which may be held together;
 //   - it had asked longer ago than its first attempt surely keeps its place (Options.KeepsPlace):
 //     its op may have given up a place in line and joined again at the back with a later

@@ -483,3 +483,42 @@ func TestUnfairOvertakesOnlyWhileTheFirstAttemptKeepsItsPlace(t *testing.T) {
 		t.Errorf("the excused overtakes are not said: %s", s)
 	}
 }
+
+// A lock that keeps a waiter's place on its session (an etcd lease, a ZooKeeper session) keeps it
+// only while the session lives. An overtake of a waiter whose session's renewals had run out is
+// not held against the lock, nor is a failed release of a holder whose session ran out in its
+// hold; with its renewals in force, both are. Renewals that name no session (a watchdog that
+// renews only a hold) say nothing of a waiter's place.
+func TestAWaiterWhoseSessionLapsedMayBeOvertaken(t *testing.T) {
+	// client-1's session is renewed every 300 ms from 0 to last (each renewal promising 1 s);
+	// client-2's to 1.5 s. Both hold once first; then client-1 asks at 1.4 s, client-2 at 1.41 s
+	// and gets the lock first; client-1 holds from 1.6 s and its release fails at 1.7 s.
+	run := func(last float64, session string) *builder {
+		b := newHistory().designs(leaseRule, "client-1", "client-2").start(0)
+		for at := 0.0; at <= last; at += 300 {
+			b.promised("client-1", history.Renew, at, at+1, 1000, -1, session)
+		}
+		for at := 0.0; at <= 1500; at += 300 {
+			b.promised("client-2", history.Renew, at, at+1, 1000, -1, "s2")
+		}
+		return b.hold("client-1", 10, 100).hold("client-2", 110, 200).
+			acquire("client-1", 1400, 1600).acquire("client-2", 1410, 1500).release("client-2", 1550, 1551).
+			op("client-1", history.Release, 1700, 1701, history.Fail, nil).end(3000)
+	}
+	for _, c := range []struct {
+		name           string
+		last           float64
+		session        string
+		unfair, failed int
+	}{
+		{"the overtaken's session renewed throughout", 1500, "s1", 1, 1},
+		{"its session's renewals ended at 0.3 s (promised to 1.3 s)", 300, "s1", 0, 0},
+		{"renewals of no session ended at 0.3 s", 300, "", 1, 1},
+	} {
+		v := Check(run(c.last, c.session).build(), Options{FirstComeFirstServed: true})
+		if v.Fairness.Overtakes != 1 || v.Fairness.Unfair != c.unfair || v.Collateral.FailedReleases != c.failed {
+			t.Errorf("%s: %d overtakes, %d unfair, %d failed releases; want 1, %d, %d", c.name, v.Fairness.Overtakes,
+				v.Fairness.Unfair, v.Collateral.FailedReleases, c.unfair, c.failed)
+		}
+	}
+}

@@ -100,3 +100,31 @@ func TestDerivedCellsShape(t *testing.T) {
 		t.Errorf("pause-overtaken pauses a later hold: %+v", f)
 	}
 }
+
+// A service with failover timers of its own runs its cells with them scaled to the cell's lease
+// (etcd: election timeout an eighth of the 2 s lease), written in the scenario's server block and
+// accepted by the service's own checks; a service without them gets no server block.
+func TestCellsScaleAServicesFailoverToTheLease(t *testing.T) {
+	d, err := locks.Get("etcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := Scenario(d, "crash-restart-node", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	if err := sc.Server.Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if sc.TTL.D() != 2*time.Second || got["election_timeout"] != "250ms" || got["heartbeat"] != "25ms" {
+		t.Errorf("etcd cell: ttl %s, server %v; want 2s with election_timeout 250ms, heartbeat 25ms", sc.TTL.D(), got)
+	}
+	d, _ = locks.Get("set-nx-px")
+	if sc, err = Scenario(d, "crash-restart-node", 1); err != nil {
+		t.Fatal(err)
+	}
+	if sc.Server.Kind != 0 {
+		t.Errorf("redis cell: a server block %v, want none", sc.Server)
+	}
+}

@@ -104,6 +104,15 @@ type Instance interface {
 	Stop() error
 }
 
+// LeaseScaled is implemented by a kind whose servers fail over on timers of their own (an
+// election timeout) that a short run's lease would otherwise dwarf. ScaledServer returns the
+// server settings, as a scenario's `server:` block writes them, that keep those timers the part
+// of a lease of ttl they are in a deployment: what a grid of short runs uses, so that a crash
+// of the leader decides nothing by the luck of an election.
+type LeaseScaled interface {
+	ScaledServer(ttl time.Duration) map[string]string
+}
+
 // Versioned is implemented by an Instance that knows which server program and version its
 // servers run, as they report it ("etcd 3.4.23"): the run records it.
 type Versioned interface {

@@ -75,6 +75,18 @@ func (s Settings) MinLeaseTTL() time.Duration {
 	return time.Duration(math.Ceil(min.Seconds())) * time.Second
 }
 
+// ScaledServer keeps etcd's failover the sliver of a lease it is in a deployment, where a 1 s
+// election timeout sits against a session's 60 s TTL. Against the 2 s leases of short runs, etcd's
+// own timings leave a cluster without a leader for 1–2 s after the leader crashes (an election
+// waits a random 1–2 election timeouts), keep-alives wait with it, and whether a holder's lease
+// outlived that was chance: the matrix's crash cells varied run to run. An election timeout of an
+// eighth of the lease, heartbeats a tenth of that, ends the wait well inside the lease.
+func (Kind) ScaledServer(ttl time.Duration) map[string]string {
+	election := (ttl / 8).Round(time.Millisecond)
+	heartbeat := (election / 10).Round(time.Millisecond)
+	return map[string]string{"election_timeout": election.String(), "heartbeat": heartbeat.String()}
+}
+
 // detail is what Plan hands Start.
 type detail struct {
 	settings Settings
