@@ -3,8 +3,10 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +76,8 @@ func TestShippedScenariosReachTheirExpectedVerdicts(t *testing.T) {
 			// No second chance: every shipped scenario is built to reach its verdict on every run
 			// (make repeat, make debate-repeat); a miss is a finding, not noise to retry away.
 			if !res.Matches {
-				t.Fatalf("verdict does not match expect: %v\n%s\nrun folder: %s", res.Mismatches, res.Verdict.Summary, res.Dir)
+				t.Fatalf("verdict does not match expect: %v\n%s\nrun folder: %s\n%s", res.Mismatches, res.Verdict.Summary, res.Dir,
+					firstWindowEvidence(res))
 			}
 			// check recomputes the same verdict from the folder alone.
 			again, err := Judge(res.Dir)
@@ -157,4 +160,30 @@ func TestCancelledRunStillLeavesAJudgeableHistory(t *testing.T) {
 	if _, jerr := Judge(res.Dir); jerr != nil {
 		t.Fatalf("an interrupted run's history cannot be judged: %v", jerr)
 	}
+}
+
+// firstWindowEvidence is what a CI log needs to explain a mismatch whose run folder is gone with
+// the machine: each window of double ownership with its class, and the events of the first one's
+// clients from 100 ms before it to its end.
+func firstWindowEvidence(res *Result) string {
+	ws := res.Verdict.MutualExclusion.Windows
+	if len(ws) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, w := range ws {
+		fmt.Fprintf(&b, "window %v at %s for %s: %s: %s\n", w.Clients, w.Offset, w.Length, w.Class, w.Why)
+	}
+	events, err := history.ReadFile(filepath.Join(res.Dir, HistoryFile))
+	if err != nil {
+		return b.String() + err.Error()
+	}
+	w := ws[0]
+	from, to := w.Start-int64(100*time.Millisecond), w.Start+int64(w.Length)
+	for _, e := range events {
+		if e.Time >= from && e.Time <= to && (slices.Contains(w.Clients[:], e.Process) || e.Process == history.Nemesis) {
+			fmt.Fprintf(&b, "  %+.3fms %s %s %s op %d %s\n", float64(e.Time-w.Start)/1e6, e.Process, e.Type, e.F, e.Op, e.Error)
+		}
+	}
+	return b.String()
 }
