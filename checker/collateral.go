@@ -99,7 +99,7 @@ type tenure struct {
 
 // collateral computes Collateral and each register's LegitRejected from the history. A holder
 // whose session lapsed during its tenure (lapses, Log.lapses) no longer held by every record.
-func (l *Log) collateral(regs map[string]RegisterVerdict, runStart int64, lapses map[string][]span) Collateral {
+func (l *Log) collateral(regs map[string]RegisterVerdict, runStart int64, lapses map[string]periods) Collateral {
 	c := Collateral{}
 	faults := l.faultsByTarget()
 	// Indexed by a client's string id (dense and small: a slice is much cheaper than a map over

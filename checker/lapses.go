@@ -6,43 +6,36 @@ package checker
 // and one whose release failed after that had lost the lock with it. Such a client is treated as
 // one a fault acted on: its overtakes, waits and refusals are not held against the lock.
 
-import "github.com/lockcheck/lockcheck/history"
+import (
+	"slices"
+
+	"github.com/lockcheck/lockcheck/history"
+)
 
 // lapses are, per client whose renewals name a session, the stretches of the run after its first
 // promise in which no promise of the lock's was in force: each yes lasts from its answer to its
 // request's sending plus its promise. Clients without session renewals (a lock renewed only while
 // held, or not at all) have none: their history cannot say when a place was kept.
-func (l *Log) lapses(ops []op, end int64) map[string][]span {
-	out := map[string][]span{}
+func (l *Log) lapses(ops []op, end int64) map[string]periods {
+	out := map[string]periods{}
 	for client, ys := range l.yesAnswers(ops) {
-		sessions := false
-		for _, y := range ys {
-			sessions = sessions || (y.f == idRenew && y.session != idEmpty)
-		}
-		if !sessions {
+		if !slices.ContainsFunc(ys, func(y yes) bool { return y.f == idRenew && y.session != idEmpty }) {
 			continue
 		}
-		var kept []span
+		var kept []period
 		for _, y := range ys {
 			switch {
 			case y.promise == history.Forever:
-				kept = append(kept, span{y.ok, end})
-			case y.promise > 0 && y.ask+y.promise > y.ok:
-				kept = append(kept, span{y.ok, y.ask + y.promise})
+				kept = append(kept, period{y.ok, end})
+			case y.promise > 0:
+				kept = append(kept, period{y.ok, y.ask + y.promise})
 			}
 		}
-		kept = merge(kept)
-		var gaps []span
-		for i, k := range kept {
-			next := end
-			if i+1 < len(kept) {
-				next = kept[i+1].start
-			}
-			if k.end < next {
-				gaps = append(gaps, span{k.end, next})
-			}
+		in := union(kept...)
+		if len(in) == 0 {
+			continue
 		}
-		if len(gaps) > 0 {
+		if gaps := (periods{{in[0].from, end}}).minus(in); len(gaps) > 0 {
 			out[l.str(client)] = gaps
 		}
 	}
@@ -50,19 +43,18 @@ func (l *Log) lapses(ops []op, end int64) map[string][]span {
 }
 
 // withLapses adds each client's lapses to the stretches in which something acted on it.
-func (c faultCover) withLapses(lapses map[string][]span) faultCover {
+func (c faultCover) withLapses(lapses map[string]periods) faultCover {
 	for client, gaps := range lapses {
-		c.merged[client] = merge(append(gaps, c.of(client)...))
+		ss := append([]span(nil), c.of(client)...)
+		for _, g := range gaps {
+			ss = append(ss, span{g.from, g.to})
+		}
+		c.merged[client] = merge(ss)
 	}
 	return c
 }
 
-// lapsedIn reports whether one of spans (sorted, disjoint) meets [from, to].
-func lapsedIn(spans []span, from, to int64) bool {
-	for _, s := range spans {
-		if s.start <= to && s.end >= from {
-			return true
-		}
-	}
-	return false
+// lapsedIn reports whether a lapse meets [from, to].
+func lapsedIn(gaps periods, from, to int64) bool {
+	return len(gaps.intersect(periods{{from, to + 1}})) > 0
 }
