@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/lockcheck/lockcheck/internal/appcds"
 )
 
 //go:embed lockproto.py redis_py_lock.py kazoo_lock.py CuratorLock.java
@@ -44,6 +46,11 @@ type adapter struct {
 	needs   []Need
 	compile func(dir string) error // nil: nothing to build
 	command func(dir string) []string
+	// archive names a JVM program's class-data archive (internal/appcds), which its command maps
+	// once made; jvmFlags puts the flags of one before its class path. Empty: not a JVM program.
+	archive  string
+	jvmFlags func(dir string, flags []string) []string
+	jars     func(dir string) string // the archive's class path: jars only, as class-data sharing wants
 }
 
 // curatorJars are the jars of Curator's InterProcessMutex and what it needs (ZooKeeper's client,
@@ -66,7 +73,7 @@ var (
 	redisPyNeeds = []Need{{Python, "python3"}, {"/usr/lib/python3/dist-packages/redis/lock.py", "python3-redis"}}
 	kazooNeeds   = []Need{{Python, "python3"}, {"/usr/lib/python3/dist-packages/kazoo/recipe/lock.py", "python3-kazoo"}}
 	curatorNeeds = []Need{{"java", "default-jre-headless"}, {"javac", "default-jdk-headless"},
-		{filepath.Join(jarDir, "curator-recipes.jar"), "libcurator-recipes-java"},
+		{"jar", "default-jdk-headless"}, {filepath.Join(jarDir, "curator-recipes.jar"), "libcurator-recipes-java"},
 		{filepath.Join(jarDir, "jackson-databind.jar"), "libjackson2-databind-java"}}
 )
 
@@ -84,29 +91,41 @@ func python(build, script string, needs []Need, args ...string) adapter {
 
 // curator runs CuratorLock in mode (mutex, rw, rw-downgrade).
 func curator(mode string) adapter {
+	jvm := func(dir string, flags []string) []string {
+		return append(append([]string{"java", "-Xmx64m", "-XX:+UseSerialGC",
+			"-XX:TieredStopAtLevel=1", // C1 only: a faster start
+			"-XX:-UsePerfData",        // no /tmp/hsperfdata_* files left behind by a SIGKILL
+		}, flags...), "-cp", curatorClasspath(filepath.Join(dir, curatorJar)), "CuratorLock", mode)
+	}
 	return adapter{
 		build: "curator",
 		files: []string{"CuratorLock.java"},
 		needs: curatorNeeds,
 		// Compiled once per version with javac rather than run as source (java File.java):
 		// source launch compiles in every client's JVM at every start, which costs each client
-		// about a second of CPU more while four of them start at once on two cores.
+		// about a second of CPU more while four of them start at once on two cores. Packed into a
+		// jar, since a class-data archive takes only jars on its class path.
 		compile: func(dir string) error {
-			out, err := exec.Command("javac", "-nowarn", "-d", dir, "-cp", curatorClasspath(),
-				filepath.Join(dir, "CuratorLock.java")).CombinedOutput()
-			if err != nil {
-				return fmt.Errorf("javac CuratorLock.java: %v: %s", err, out)
+			classes := filepath.Join(dir, "classes")
+			for _, argv := range [][]string{
+				{"javac", "-nowarn", "-d", classes, "-cp", curatorClasspath(), filepath.Join(dir, "CuratorLock.java")},
+				{"jar", "--create", "--file", filepath.Join(dir, curatorJar), "-C", classes, "."},
+			} {
+				if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+					return fmt.Errorf("%s: %v: %s", strings.Join(argv[:2], " "), err, out)
+				}
 			}
-			return nil
+			return os.RemoveAll(classes)
 		},
-		command: func(dir string) []string {
-			return []string{"java", "-Xmx64m", "-XX:+UseSerialGC",
-				"-XX:TieredStopAtLevel=1", // C1 only: a faster start
-				"-XX:-UsePerfData",        // no /tmp/hsperfdata_* files left behind by a SIGKILL
-				"-cp", curatorClasspath(dir), "CuratorLock", mode}
-		},
+		command:  func(dir string) []string { return jvm(dir, nil) },
+		archive:  "curator-client",
+		jvmFlags: jvm,
+		jars:     func(dir string) string { return curatorClasspath(filepath.Join(dir, curatorJar)) },
 	}
 }
+
+// curatorJar is CuratorLock compiled, in the adapter's folder.
+const curatorJar = "curatorlock.jar"
 
 // registry: each design run by an adapter. The variants are the libraries' own options and the
 // ways their users call them (the programs' headers say what each does).
@@ -170,8 +189,36 @@ func Command(name string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("adapter %s: %w", name, err)
 	}
+	if a.archive != "" {
+		if flags := a.classData(dir).Flags(); flags != nil {
+			return a.jvmFlags(dir, flags), nil
+		}
+	}
 	return a.command(dir), nil
 }
+
+// Archive is the named adapter's class-data archive, and its command line with given JVM flags
+// before its class path (to make the archive); false for an adapter that is not a JVM program.
+// A client's JVM that maps the archive starts on about half the CPU (docs/MATRIX.md).
+func Archive(name string) (appcds.Archive, func(flags []string) []string, bool) {
+	a, ok := registry[name]
+	if !ok || a.archive == "" || Check(name) != nil {
+		return appcds.Archive{}, nil, false
+	}
+	dir, err := materialise(a)
+	if err != nil {
+		return appcds.Archive{}, nil, false
+	}
+	return a.classData(dir), func(flags []string) []string { return a.jvmFlags(dir, flags) }, true
+}
+
+func (a adapter) classData(dir string) appcds.Archive {
+	return appcds.Archive{Name: a.archive, Classpath: a.jars(dir)}
+}
+
+// layout is the version of what a folder holds besides the files (2: the Java program as a jar),
+// part of its name so that a folder built the older way is not taken for a new one.
+const layout = 2
 
 // materialise writes an adapter's files into <cache>/lockcheck/adapters/<build>-<hash> and builds
 // them there, once: a folder is complete when it exists, since it is renamed into place only
@@ -179,6 +226,7 @@ func Command(name string) ([]string, error) {
 func materialise(a adapter) (string, error) {
 	name := a.build
 	h := sha256.New()
+	fmt.Fprintf(h, "layout %d\n", layout)
 	for _, f := range a.files {
 		b, err := sources.ReadFile(f)
 		if err != nil {

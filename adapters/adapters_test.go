@@ -57,8 +57,8 @@ func TestCommandWritesOutAndBuildsOnce(t *testing.T) {
 	if len(folders) != len(builds) {
 		t.Fatalf("want one folder per program %v, got %v", builds, folders)
 	}
-	class := filepath.Join(os.Getenv("XDG_CACHE_HOME"), "lockcheck", "adapters", folders["curator"][0], "CuratorLock.class")
-	if _, err := os.Stat(class); err != nil {
+	jar := filepath.Join(os.Getenv("XDG_CACHE_HOME"), "lockcheck", "adapters", folders["curator"][0], curatorJar)
+	if _, err := os.Stat(jar); err != nil {
 		t.Fatalf("curator not compiled: %v", err)
 	}
 }

@@ -219,6 +219,7 @@ func init() {
 // adapterLock starts the named adapter as the client's lock program.
 func adapterLock(name string) func(Env) (Lock, error) {
 	return func(env Env) (Lock, error) {
+		makeAdapterArchive(name, env)
 		cmd, err := adapters.Command(name)
 		if err != nil {
 			return nil, err

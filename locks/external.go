@@ -173,6 +173,8 @@ type external struct {
 	asked   int64  // when the request behind the last acquire's yes was sent, if the program said
 	session string // the lease or session the last acquire's hold lives on, if the program said
 	renewed bool   // the last valid answer asked the servers and renewed the lease
+
+	closeWait time.Duration // how long Close waits for the program to exit (0: 2 s)
 }
 
 // externalValid is an external lock whose program answers valid requests.
@@ -465,9 +467,13 @@ func (x *external) Close() error {
 		_, _ = x.call(request{Type: "close"}, time.Now().Add(time.Second), 0)
 	}
 	_ = x.stdin.Close()
+	wait := x.closeWait
+	if wait == 0 {
+		wait = 2 * time.Second
+	}
 	select {
 	case <-x.exit:
-	case <-time.After(2 * time.Second):
+	case <-time.After(wait):
 		x.kill()
 		<-x.exit
 	}

@@ -1,11 +1,13 @@
 // Package appcds keeps a Java program's application class-data archive (AppCDS): the classes a
 // run of the program loads, parsed and verified once and mapped into every later JVM, which then
-// starts on less CPU. A matrix starts a ZooKeeper JVM per server per cell, several at once on two
-// cores; each spent about a third of its start's CPU loading and verifying the same classes.
+// starts on less CPU. A matrix starts a ZooKeeper JVM per server and a Curator JVM per client per
+// cell, several at once on two cores; each spent a third (a server) to half (a client) of its
+// start's CPU loading and verifying the same classes.
 //
 // The archive is made once per machine, per program, class path and java binary (the name of its
 // file says which), by running the program once with -XX:ArchiveClassesAtExit until it has done
-// what a run does, then stopping it with SIGTERM: the JVM writes the archive as it exits. A JVM
+// what a run does, then letting it exit (SIGTERM for a server, its own end for a client): the JVM
+// writes the archive as it exits. The class path must be jars only. A JVM
 // given an archive that does not match what it runs ignores it and loads classes as usual, so an
 // archive can only save time.
 package appcds
@@ -70,12 +72,11 @@ func (a Archive) Flags() []string {
 	return []string{"-XX:SharedArchiveFile=" + p, "-Xlog:cds=off", "-Xlog:cds+dynamic=off"}
 }
 
-// Make makes the archive if it is missing. command is the program's command line with the
-// given JVM flags (the archive's) before its class path; ready returns once the program has done
-// what a run does (a server that serves). Processes that start the program at once make it once:
-// the others wait for the first, then find it. On any failure there is simply no archive. The
-// program dies with us, as every process lockcheck starts.
-func (a Archive) Make(ctx context.Context, command func(flags []string) []string, ready func(context.Context) error) error {
+// Make makes the archive if it is missing, by train: a run of the program with the given JVM
+// flags (the archive's) that returns once the program has exited after doing what a run does
+// (RunUntilReady for a server). Processes that start the program at once make it once: the
+// others wait for the first, then find it. On any failure there is simply no archive.
+func (a Archive) Make(ctx context.Context, train func(ctx context.Context, flags []string) error) error {
 	p := a.Path()
 	if _, err := os.Stat(p); err == nil {
 		return nil
@@ -94,7 +95,19 @@ func (a Archive) Make(ctx context.Context, command func(flags []string) []string
 	}
 	tmp := fmt.Sprintf("%s.tmp-%d", p, os.Getpid())
 	defer os.Remove(tmp) // gone after the rename; left only if the JVM wrote it and the rename failed
-	argv := command([]string{"-XX:ArchiveClassesAtExit=" + tmp, "-Xlog:cds=off", "-Xlog:cds+dynamic=off"})
+	if err := train(ctx, []string{"-XX:ArchiveClassesAtExit=" + tmp, "-Xlog:cds=off", "-Xlog:cds+dynamic=off"}); err != nil {
+		return fmt.Errorf("appcds: %s: %w", a.Name, err)
+	}
+	if _, err := os.Stat(tmp); err != nil {
+		return fmt.Errorf("appcds: %s wrote no archive: %w", a.Name, err)
+	}
+	return os.Rename(tmp, p)
+}
+
+// RunUntilReady runs argv until ready returns (a server that serves), then stops it with
+// SIGTERM, on which the JVM writes its archive as it exits. The program dies with us, as every
+// process lockcheck starts.
+func RunUntilReady(ctx context.Context, argv []string, ready func(context.Context) error) error {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	if err := proc.Start(cmd); err != nil {
 		return err
@@ -106,18 +119,15 @@ func (a Archive) Make(ctx context.Context, command func(flags []string) []string
 	if err := ready(rctx); err != nil {
 		_ = cmd.Process.Kill()
 		<-exited
-		return fmt.Errorf("appcds: %s did not get ready: %w", a.Name, err)
+		return fmt.Errorf("did not get ready: %w", err)
 	}
-	_ = cmd.Process.Signal(syscall.SIGTERM) // the JVM writes the archive as it exits
+	_ = cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-exited:
+		return nil
 	case <-time.After(30 * time.Second):
 		_ = cmd.Process.Kill()
 		<-exited
-		return errors.New("appcds: " + a.Name + " did not exit after SIGTERM")
+		return errors.New("did not exit after SIGTERM")
 	}
-	if _, err := os.Stat(tmp); err != nil {
-		return fmt.Errorf("appcds: %s wrote no archive: %w", a.Name, err)
-	}
-	return os.Rename(tmp, p)
 }

@@ -49,9 +49,14 @@ func trainArchive(ctx context.Context, tick time.Duration) error {
 	if err := os.WriteFile(cfg, []byte(content), 0o644); err != nil {
 		return err
 	}
-	return archive().Make(ctx, func(flags []string) []string {
-		return append(append([]string{"java"}, flags...), javaArgs(cfg, tick)...)
-	}, func(ctx context.Context) error {
+	return archive().Make(ctx, func(ctx context.Context, flags []string) error {
+		return appcds.RunUntilReady(ctx, append(append([]string{"java"}, flags...), javaArgs(cfg, tick)...), serving(addr))
+	})
+}
+
+// serving is ready once the server at addr answers srvr with its mode.
+func serving(addr string) func(context.Context) error {
+	return func(ctx context.Context) error {
 		for {
 			if mode, err := fourLetterWord(ctx, addr, "srvr"); err == nil && mode != "" {
 				return nil
@@ -62,5 +67,5 @@ func trainArchive(ctx context.Context, tick time.Duration) error {
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
-	})
+	}
 }
