@@ -102,8 +102,9 @@ func TestDerivedCellsShape(t *testing.T) {
 }
 
 // A service with failover timers of its own runs its cells with them scaled to the cell's lease
-// (etcd: election timeout an eighth of the 2 s lease), written in the scenario's server block and
-// accepted by the service's own checks; a service without them gets no server block.
+// (etcd: election timeout an eighth of the 2 s lease) where a fault acts on a server, written in
+// the scenario's server block and accepted by the service's own checks; its other cells and a
+// service without them get no server block.
 func TestCellsScaleAServicesFailoverToTheLease(t *testing.T) {
 	d, err := locks.Get("etcd")
 	if err != nil {
@@ -119,6 +120,12 @@ func TestCellsScaleAServicesFailoverToTheLease(t *testing.T) {
 	}
 	if sc.TTL.D() != 2*time.Second || got["election_timeout"] != "250ms" || got["heartbeat"] != "25ms" {
 		t.Errorf("etcd cell: ttl %s, server %v; want 2s with election_timeout 250ms, heartbeat 25ms", sc.TTL.D(), got)
+	}
+	if sc, err = Scenario(d, "pause-after-acquire", 1); err != nil {
+		t.Fatal(err)
+	}
+	if sc.Server.Kind != 0 {
+		t.Errorf("etcd cell whose fault acts on no server: a server block %v, want none (etcd's own timers)", sc.Server)
 	}
 	d, _ = locks.Get("set-nx-px")
 	if sc, err = Scenario(d, "crash-restart-node", 1); err != nil {

@@ -186,6 +186,10 @@ type Options struct {
 	Config string
 	// Logger receives debug messages; nil: quiet.
 	Logger Logger
+	// DirectPeers: no fault of the run acts on a server, so nothing will cut a path between two:
+	// a provider that puts proxies on those paths may give Placement.Peer the peer's own address.
+	// Every message between servers (etcd's raft, ZooKeeper's quorum) then skips the harness.
+	DirectPeers bool
 }
 
 // LinkAdder makes proxies (package proxies' Set implements it).

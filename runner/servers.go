@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/providers/local"
 	"github.com/lockcheck/lockcheck/proxies"
@@ -42,12 +41,12 @@ func startServers(ctx context.Context, sc *scenarios.Scenario, dir, provider, co
 	// dial, which go-redis's pool answers by backing off for a second; the scenarios that crash
 	// or kill servers were measured through proxies.
 	uses := sc.Schedule().ServerUses(isClient)
-	onServers := sc.Schedule().ServerUses(func(t string) bool { return isClient(t) || nemesis.IsClientRole(t) })
+	onServers := sc.ServerFaults()
 	s.direct = !sc.Schedule().UsesClientLinks(isClient) && len(onServers) == 0
 	var err error
 	s.service, err = services.Start(ctx, sc.Plan(), services.Options{Dir: dir, Clients: clients, Provider: provider,
 		ProviderConfig: config, Links: s.links, Logger: log, Uses: uses,
-		DirectClients: s.direct})
+		DirectClients: s.direct, DirectPeers: len(onServers) == 0})
 	if err != nil {
 		_ = s.links.Stop()
 		return nil, err

@@ -7,6 +7,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 
@@ -157,6 +158,14 @@ func (s *Scenario) Schedule() nemesis.Schedule {
 		sch.Faults = append(sch.Faults, e.Fault)
 	}
 	return sch
+}
+
+// ServerFaults is what the scenario's faults may ask of the lock's servers themselves (a server
+// or a server's role, not a client or a client's role): none means nothing acts on a server or
+// between two, and the servers run undisturbed.
+func (s *Scenario) ServerFaults() []nemesis.Use {
+	clients := s.ClientNames()
+	return s.Schedule().ServerUses(func(t string) bool { return slices.Contains(clients, t) || nemesis.IsClientRole(t) })
 }
 
 // Spec is what the scenario asks of its lock service.

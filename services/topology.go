@@ -34,6 +34,9 @@ type Options struct {
 	// run whose faults never act on a client's link (nemesis.Schedule.UsesClientLinks): each
 	// proxy copies every byte twice in the controller's process, for nothing.
 	DirectClients bool
+	// DirectPeers: no fault acts on a server, so the servers may reach each other without the
+	// provider's proxies (providers.Options.DirectPeers).
+	DirectPeers bool
 }
 
 // Topology is a started lock service with its clients' links: what a run, a test or a benchmark
@@ -83,7 +86,8 @@ func Start(ctx context.Context, plan *Plan, o Options) (*Topology, error) {
 	if name == "" {
 		name = providers.Default
 	}
-	t.Provider, err = providers.New(name, providers.Options{Dir: o.Dir, Links: t.Links, Config: o.ProviderConfig, Logger: o.Logger})
+	t.Provider, err = providers.New(name, providers.Options{Dir: o.Dir, Links: t.Links, Config: o.ProviderConfig, Logger: o.Logger,
+		DirectPeers: o.DirectPeers})
 	if err != nil {
 		t.stopLinks()
 		return nil, err

@@ -112,6 +112,9 @@ func (p *Provider) node(name string) *node {
 // peer is Placement.Peer for node from: the address of a proxy (through a relay) from from to
 // port of node to, made on first use.
 func (p *Provider) peer(from, to, port string) (string, error) {
+	if p.o.DirectPeers {
+		return p.direct(to, port)
+	}
 	if p.o.Links == nil {
 		return "", errors.New("local provider: no proxy set to put links between nodes in (Options.Links)")
 	}
