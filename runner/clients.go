@@ -89,10 +89,11 @@ func (c *clients) waitReady(ctx context.Context) error {
 	return nil
 }
 
-// goAll starts every client's loop.
+// goAll starts every client's loop, their stagger counted from one instant.
 func (c *clients) goAll() {
+	at := history.Now()
 	for _, w := range c.all() {
-		_ = w.Go()
+		_ = w.Go(at)
 	}
 }
 

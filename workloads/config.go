@@ -136,12 +136,15 @@ type Command struct {
 	Cmd   string       `json:"cmd"`
 	Clock ClockSetting `json:"clock,omitempty"`
 	Point string       `json:"point,omitempty"`
+	// At is when "go" was given (history.Now, one clock for every process): a client's
+	// StartDelay counts from it, not from when its worker read the line, which on a busy
+	// machine can be tens of milliseconds later for one client than for another.
+	At int64 `json:"at,omitempty"`
 }
 
-// StopCommand is the line that ends a worker; GoCommand starts one that awaits it.
+// StopCommand is the line that ends a worker.
 var (
 	StopCommand = mustJSON(Command{Cmd: "stop"})
-	GoCommand   = mustJSON(Command{Cmd: "go"})
 )
 
 func mustJSON(v any) []byte {

@@ -114,8 +114,9 @@ func (w *Worker) BrokenReason() string {
 	return w.why
 }
 
-// Go starts a worker whose config said AwaitGo.
-func (w *Worker) Go() error { return w.send(GoCommand) }
+// Go starts a worker whose config said AwaitGo, its StartDelay counted from at (history.Now;
+// every client of a run is given the same).
+func (w *Worker) Go(at int64) error { return w.send(mustJSON(Command{Cmd: "go", At: at})) }
 
 // Process is the worker's OS process, for the nemesis to pause or kill.
 func (w *Worker) Process() *proc.Process { return w.proc }

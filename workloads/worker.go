@@ -47,7 +47,8 @@ func Main(in io.Reader, out io.Writer, logger *slog.Logger) error {
 	stop, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	start := make(chan struct{})
-	go func() { // later lines are commands; EOF means the controller is gone: stop too
+	var goAt int64 // when the controller said go, read before start closes
+	go func() {    // later lines are commands; EOF means the controller is gone: stop too
 		defer cancel()
 		started := false
 		for lines.Scan() {
@@ -59,7 +60,7 @@ func Main(in io.Reader, out io.Writer, logger *slog.Logger) error {
 			switch c.Cmd {
 			case "go":
 				if !started {
-					started = true
+					started, goAt = true, c.At
 					close(start)
 				}
 			case "stop":
@@ -71,14 +72,18 @@ func Main(in io.Reader, out io.Writer, logger *slog.Logger) error {
 			}
 		}
 	}()
+	delay := cfg.StartDelay
 	if cfg.AwaitGo {
 		select {
 		case <-start:
 		case <-stop.Done():
 			return nil
 		}
+		if goAt > 0 {
+			delay -= time.Duration(history.Now() - goAt) // the time the line took to be read
+		}
 	}
-	return w.loop(stop)
+	return w.loop(stop, delay)
 }
 
 type worker struct {
@@ -249,8 +254,9 @@ func (w *worker) point(name string) {
 	}
 }
 
-func (w *worker) loop(stop context.Context) error {
-	sleep(stop, w.cfg.StartDelay)
+// loop acquires and releases until stop, after delay (the client's place in the stagger).
+func (w *worker) loop(stop context.Context, delay time.Duration) error {
+	sleep(stop, delay)
 	for stop.Err() == nil {
 		token, held := w.acquire(stop)
 		if err := w.broken(); err != nil {

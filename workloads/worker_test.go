@@ -125,7 +125,7 @@ func TestLockProgramIsPausedStoppedAndKilledWithItsWorker(t *testing.T) {
 			}
 		}
 	}()
-	if err := w.Go(); err != nil {
+	if err := w.Go(history.Now()); err != nil {
 		t.Fatal(err)
 	}
 	select {
