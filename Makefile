@@ -171,14 +171,15 @@ track-record: deps build
 	done; exit $$fail
 
 # Every lock under every column: the generic faults and the columns derived from what each design
-# claims, two runs side by side (~15 minutes; --parallel 1: ~30); writes
+# claims, as many runs side by side as the cores carry (--parallel auto: ~10 minutes on 2 cores;
+# --parallel 1: ~45); writes
 # results/matrix/latest/matrix.{md,json,html}.
 matrix: deps build
 	./$(BIN) matrix
 
 # Repeatability: the whole default grid twice, each run's statuses counted cell by cell into
 # matrix/repeatability.json, which lockcheck builds in and judges the cells that vary by (their
-# rates); each run lists the cells whose runs differed (about 25 minutes on 2 cores).
+# rates); each run lists the cells whose runs differed (about 20 minutes on 2 cores).
 matrix-repeat: deps build
 	./$(BIN) matrix --record matrix/repeatability.json --results results/matrix-repeat
 	./$(BIN) matrix --record matrix/repeatability.json --results results/matrix-repeat

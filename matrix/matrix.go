@@ -4,12 +4,15 @@
 package matrix
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/lockcheck/lockcheck/internal/admission"
 	"github.com/lockcheck/lockcheck/internal/shard"
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/runner"
@@ -26,8 +29,11 @@ type Options struct {
 	// matrix; Merge puts the parts back together.
 	Shard shard.Shard
 	// Parallel is how many runs go side by side (default 1: one after another). Each run has its
-	// own servers, ports and folder, so runs side by side share only the machine.
+	// own servers, ports and folder, so runs side by side share only the machine. With Auto it is
+	// a cap: a run starts while the machine has CPU to spare (internal/admission), and the
+	// longest cells start first, so that the grid does not end waiting for one that started last.
 	Parallel int
+	Auto     bool
 	Runner   runner.Options
 	// OnCell is told about each cell as soon as it is done (progress output).
 	OnCell func(done, total int, c Cell)
@@ -45,7 +51,9 @@ type Matrix struct {
 
 	// How the grid was run: Merge refuses to combine shards that differ in these.
 	Count      int    `json:"count,omitempty"`
-	Parallel   int    `json:"parallel,omitempty"` // runs side by side (not a Merge condition)
+	Parallel   int    `json:"parallel,omitempty"` // runs side by side (not a Merge condition); with Auto, the cap
+	Auto       bool   `json:"parallel_auto,omitempty"`
+	Peak       int    `json:"parallel_peak,omitempty"` // with Auto: the most runs that went side by side
 	Seed       int64  `json:"seed,omitempty"`
 	ResultsDir string `json:"results_dir,omitempty"` // the run folders' root, as given (see Merge)
 	// Shard is set when only one part of the grid was run: the cells of the others are absent.
@@ -123,7 +131,7 @@ func Run(ctx context.Context, o Options) (*Matrix, error) {
 		d, _ := locks.Get(l)
 		rows[i] = d.Name
 	}
-	m := &Matrix{Started: started, Locks: rows, Faults: o.Faults, Count: o.Count, Parallel: o.Parallel,
+	m := &Matrix{Started: started, Locks: rows, Faults: o.Faults, Count: o.Count, Parallel: o.Parallel, Auto: o.Auto,
 		Seed: o.Seed, ResultsDir: o.Runner.ResultsDir}
 	if m.ResultsDir == "" {
 		m.ResultsDir = "results" // the runner's default
@@ -172,14 +180,26 @@ func Run(ctx context.Context, o Options) (*Matrix, error) {
 			finish(p)
 		}
 	}
+	var gate *admission.Gate
+	if o.Auto {
+		gate = admission.New(o.Parallel)
+		defer gate.Close()
+		slices.SortStableFunc(jobs, func(a, b job) int { return cmp.Compare(b.cell.length(), a.cell.length()) })
+	}
 	for range min(o.Parallel, len(jobs)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
+				if gate != nil && gate.Wait(ctx) != nil {
+					return
+				}
 				mu.Lock()
 				if next == len(jobs) || ctx.Err() != nil {
 					mu.Unlock()
+					if gate != nil {
+						gate.Done()
+					}
 					return
 				}
 				j := jobs[next]
@@ -188,6 +208,9 @@ func Run(ctx context.Context, o Options) (*Matrix, error) {
 				started := time.Now()
 				out, interrupted := runOnce(ctx, j.cell, o)
 				took := time.Since(started)
+				if gate != nil {
+					gate.Done()
+				}
 				mu.Lock()
 				if !interrupted {
 					j.cell.outcomes[j.i], j.cell.ran[j.i] = out, true
@@ -201,6 +224,9 @@ func Run(ctx context.Context, o Options) (*Matrix, error) {
 		}()
 	}
 	wg.Wait()
+	if gate != nil {
+		m.Peak = gate.Peak()
+	}
 	// An interrupted grid keeps the cells with every run done, and a cell cut short with the
 	// runs it finished; cells not reached are absent.
 	m.Interrupted = done < len(cells)
@@ -244,6 +270,14 @@ func newPending(d locks.Design, f Fault, o Options) *pending {
 		p.outcomes, p.ran = make([]Outcome, o.Count), make([]bool, o.Count)
 	}
 	return p
+}
+
+// length is how long the cell's scenario runs (0 for a cell that needs no run).
+func (p *pending) length() time.Duration {
+	if p.sc == nil {
+		return 0
+	}
+	return p.sc.Duration.Resolve(p.sc.TTL.D()).D()
 }
 
 func (p *pending) started() int {

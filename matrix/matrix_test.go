@@ -150,10 +150,11 @@ func TestMeetsFollowsTheStrictOrder(t *testing.T) {
 
 // A small grid against real servers: a GC pause breaks set-nx-px but fencing rescues it; setnx-del
 // has no lease, so a pause does not break it, but a holder that dies leaves it stuck for good.
-// Two runs side by side (lockcheck matrix's default): cells come back in grid order.
+// Runs admitted while the cores have time to spare, up to four (lockcheck matrix's default, auto):
+// they start longest first, and the cells come back in grid order.
 func TestSmallGridOnRealServers(t *testing.T) {
 	results := t.TempDir()
-	o := Options{Locks: []string{"set-nx-px", "setnx-del"}, Faults: []string{"pause-after-acquire", "kill-holder"}, Parallel: 2,
+	o := Options{Locks: []string{"set-nx-px", "setnx-del"}, Faults: []string{"pause-after-acquire", "kill-holder"}, Parallel: 4, Auto: true,
 		Runner: runner.Options{ResultsDir: results, Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), workloads.TestWorkerEnv)}}
 	m, err := Run(context.Background(), o)
 	if err != nil {
@@ -166,6 +167,9 @@ func TestSmallGridOnRealServers(t *testing.T) {
 	if got, want := strings.Join(order, ", "), "set-nx-px × pause-after-acquire, set-nx-px × kill-holder, "+
 		"setnx-del × pause-after-acquire, setnx-del × kill-holder"; got != want {
 		t.Errorf("cells in the order %s, want %s", got, want)
+	}
+	if !m.Auto || m.Peak < 1 || m.Peak > 4 {
+		t.Errorf("auto %v, up to %d runs side by side: want auto, 1 to 4", m.Auto, m.Peak)
 	}
 	want := map[[2]string]Status{
 		{"set-nx-px", "pause-after-acquire"}: Rescued, {"set-nx-px", "kill-holder"}: Safe,

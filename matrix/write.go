@@ -85,6 +85,9 @@ func (m *Matrix) shardCells() int {
 func (m *Matrix) Markdown(w io.Writer, base string) {
 	fmt.Fprintf(w, "# lockcheck matrix\n\n%d lock(s) × %d fault(s), started %s, took %s",
 		len(m.Locks), len(m.Faults), m.Started.Format(time.RFC3339), m.Wall.Round(time.Second))
+	if m.Auto {
+		fmt.Fprintf(w, ", up to %d runs side by side (--parallel auto)", m.Peak)
+	}
 	if m.Interrupted {
 		fmt.Fprint(w, " — INTERRUPTED, some cells were not run")
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,9 +51,10 @@ RESULTS/matrix/<time>/ (RESULTS/matrix/latest points at the newest). Each cell s
                 and no fault on its servers explains it (a bug of the lock's own);
 and outside that order n/a (the fault does not apply) and error (the harness failed).
 
-Cells run --parallel at a time (each run has its own servers, ports and run folder; a run mostly
-waits, so on 2 cores two at a time take about half as long as one at a time, with the same
-cells); --parallel 1 runs one after another, the quiet condition.
+Cells run side by side (each run has its own servers, ports and run folder; a run mostly waits):
+--parallel auto, the default, starts a run while the machine's cores were less than 60% busy
+over the last second, a second after the previous start, up to 5 runs a core, longest cells
+first; --parallel N runs N at a time, and --parallel 1 one after another, the quiet condition.
 
 As a CI gate: --require S fails (exit 1) unless every cell has status S or a better one in the
 order above: --require safe passes only safe cells, --require damaged safe and damaged ones,
@@ -154,8 +156,9 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 	f.StringSliceVar(&o.Faults, "faults", nil, "columns: faults (default: all)")
 	f.IntVar(&o.Count, "count", 1, "runs per cell; a cell shows its worst status and how many runs reached it")
 	f.Int64Var(&o.Seed, "seed", 1, "seed of every cell's scenario")
-	f.IntVar(&o.Parallel, "parallel", defaultMatrixParallel,
-		"runs side by side (each has its own servers, ports and run folder); 1 runs one cell after another")
+	_ = parallelFlag{&o}.Set(defaultMatrixParallel)
+	f.Var(parallelFlag{&o}, "parallel",
+		"runs side by side (each has its own servers, ports and run folder): N, or auto (start a run while the cores are less than 60% busy, up to 5 a core); 1 runs one cell after another")
 	f.StringVar(&resultsDir, "results", "results", "folder for run folders and the matrix folder")
 	f.StringVar(&junitFile, "junit", "", "also write JUnit XML here: one test case per cell")
 	f.StringVar(&require, "require", "", "gate: every cell must have this status or a better one: "+checker.OutcomeNames()+" (exit 1 otherwise)")
@@ -192,8 +195,8 @@ func addRecord(out io.Writer, path string, m *matrix.Matrix, o matrix.Options) e
 		return err
 	}
 	host, _ := os.Hostname()
-	rec.Add(m, fmt.Sprintf("%s: %d run(s) a cell, --parallel %d, %d cores (%s), took %s", m.Started.Format("2006-01-02 15:04"),
-		o.Count, o.Parallel, runtime.NumCPU(), host, m.Wall.Round(time.Second)))
+	rec.Add(m, fmt.Sprintf("%s: %d run(s) a cell, --parallel %s, %d cores (%s), took %s", m.Started.Format("2006-01-02 15:04"),
+		o.Count, parallelSaid(m), runtime.NumCPU(), host, m.Wall.Round(time.Second)))
 	if err := rec.Write(path); err != nil {
 		return err
 	}
@@ -211,7 +214,47 @@ func addRecord(out io.Writer, path string, m *matrix.Matrix, o matrix.Options) e
 }
 
 // defaultMatrixParallel is --parallel's default, chosen by measurement on 2 cores (docs/MATRIX.md).
-const defaultMatrixParallel = 2
+const defaultMatrixParallel = "auto"
+
+// parallelFlag is --parallel: a number of runs side by side, or auto, which admits runs while
+// the machine has CPU to spare, up to autoPerCore a core.
+type parallelFlag struct{ o *matrix.Options }
+
+const autoPerCore = 5
+
+func (p parallelFlag) String() string {
+	if p.o == nil {
+		return ""
+	}
+	if p.o.Auto {
+		return "auto"
+	}
+	return strconv.Itoa(p.o.Parallel)
+}
+
+func (p parallelFlag) Set(v string) error {
+	if v == "auto" {
+		p.o.Auto, p.o.Parallel = true, autoPerCore*runtime.NumCPU()
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return fmt.Errorf("%q: want a number of runs (1 or more) or auto", v)
+	}
+	p.o.Auto, p.o.Parallel = false, n
+	return nil
+}
+
+func (parallelFlag) Type() string { return "N|auto" }
+
+// parallelSaid is how a record names the setting a grid ran at: auto with the most runs it had
+// side by side.
+func parallelSaid(m *matrix.Matrix) string {
+	if m.Auto {
+		return fmt.Sprintf("auto (up to %d side by side)", m.Peak)
+	}
+	return strconv.Itoa(m.Parallel)
+}
 
 func parseRequire(require string) (matrix.Status, error) { return matrix.ParseRequire(require) }
 

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"io"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/lockcheck/lockcheck/matrix"
@@ -24,5 +26,23 @@ func TestRegressionsFailTheGate(t *testing.T) {
 	s := matrixSuite(m, "")
 	if len(s.Cases) != 1 || s.Cases[0].Failure == "" || s.Cases[0].Detail != "unsafe, not safe" {
 		t.Errorf("JUnit case %+v, want a failure saying how the cell got worse", s.Cases)
+	}
+}
+
+// --parallel takes a number of runs or auto, whose cap is a number of runs a core; anything else
+// is refused with the valid choices.
+func TestParallelFlag(t *testing.T) {
+	var o matrix.Options
+	p := parallelFlag{&o}
+	if err := p.Set("auto"); err != nil || !o.Auto || o.Parallel != autoPerCore*runtime.NumCPU() || p.String() != "auto" {
+		t.Errorf("auto: %v, options %+v", err, o)
+	}
+	if err := p.Set("3"); err != nil || o.Auto || o.Parallel != 3 || p.String() != "3" {
+		t.Errorf("3: %v, options %+v", err, o)
+	}
+	for _, bad := range []string{"0", "-1", "many"} {
+		if err := p.Set(bad); err == nil || !strings.Contains(err.Error(), "or auto") {
+			t.Errorf("%q: %v, want an error naming the choices", bad, err)
+		}
 	}
 }
