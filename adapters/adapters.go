@@ -45,12 +45,13 @@ type adapter struct {
 	files   []string
 	needs   []Need
 	compile func(dir string) error // nil: nothing to build
-	command func(dir string) []string
+	// command is the program's command line; a JVM program puts jvmFlags before its class path.
+	command func(dir string, jvmFlags []string) []string
 	// archive names a JVM program's class-data archive (internal/appcds), which its command maps
-	// once made; jvmFlags puts the flags of one before its class path. Empty: not a JVM program.
-	archive  string
-	jvmFlags func(dir string, flags []string) []string
-	jars     func(dir string) string // the archive's class path: jars only, as class-data sharing wants
+	// once made, and classpath is its class path (jars only, as class-data sharing wants).
+	// Empty: not a JVM program.
+	archive   string
+	classpath func(dir string) string
 }
 
 // curatorJars are the jars of Curator's InterProcessMutex and what it needs (ZooKeeper's client,
@@ -83,7 +84,7 @@ func python(build, script string, needs []Need, args ...string) adapter {
 		build: build,
 		files: []string{"lockproto.py", script},
 		needs: needs,
-		command: func(dir string) []string {
+		command: func(dir string, _ []string) []string {
 			return append([]string{Python, filepath.Join(dir, script)}, args...)
 		},
 	}
@@ -91,12 +92,7 @@ func python(build, script string, needs []Need, args ...string) adapter {
 
 // curator runs CuratorLock in mode (mutex, rw, rw-downgrade).
 func curator(mode string) adapter {
-	jvm := func(dir string, flags []string) []string {
-		return append(append([]string{"java", "-Xmx64m", "-XX:+UseSerialGC",
-			"-XX:TieredStopAtLevel=1", // C1 only: a faster start
-			"-XX:-UsePerfData",        // no /tmp/hsperfdata_* files left behind by a SIGKILL
-		}, flags...), "-cp", curatorClasspath(filepath.Join(dir, curatorJar)), "CuratorLock", mode)
-	}
+	classpath := func(dir string) string { return curatorClasspath(filepath.Join(dir, curatorJar)) }
 	return adapter{
 		build: "curator",
 		files: []string{"CuratorLock.java"},
@@ -117,10 +113,14 @@ func curator(mode string) adapter {
 			}
 			return os.RemoveAll(classes)
 		},
-		command:  func(dir string) []string { return jvm(dir, nil) },
-		archive:  "curator-client",
-		jvmFlags: jvm,
-		jars:     func(dir string) string { return curatorClasspath(filepath.Join(dir, curatorJar)) },
+		command: func(dir string, flags []string) []string {
+			return append(append([]string{"java", "-Xmx64m", "-XX:+UseSerialGC",
+				"-XX:TieredStopAtLevel=1", // C1 only: a faster start
+				"-XX:-UsePerfData",        // no /tmp/hsperfdata_* files left behind by a SIGKILL
+			}, flags...), "-cp", classpath(dir), "CuratorLock", mode)
+		},
+		archive:   "curator-client",
+		classpath: classpath,
 	}
 }
 
@@ -189,12 +189,11 @@ func Command(name string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("adapter %s: %w", name, err)
 	}
+	var flags []string
 	if a.archive != "" {
-		if flags := a.classData(dir).Flags(); flags != nil {
-			return a.jvmFlags(dir, flags), nil
-		}
+		flags = a.classData(dir).Flags() // none until the archive is made
 	}
-	return a.command(dir), nil
+	return a.command(dir, flags), nil
 }
 
 // Archive is the named adapter's class-data archive, and its command line with given JVM flags
@@ -209,11 +208,11 @@ func Archive(name string) (appcds.Archive, func(flags []string) []string, bool) 
 	if err != nil {
 		return appcds.Archive{}, nil, false
 	}
-	return a.classData(dir), func(flags []string) []string { return a.jvmFlags(dir, flags) }, true
+	return a.classData(dir), func(flags []string) []string { return a.command(dir, flags) }, true
 }
 
 func (a adapter) classData(dir string) appcds.Archive {
-	return appcds.Archive{Name: a.archive, Classpath: a.jars(dir)}
+	return appcds.Archive{Name: a.archive, Classpath: a.classpath(dir)}
 }
 
 // layout is the version of what a folder holds besides the files (2: the Java program as a jar),

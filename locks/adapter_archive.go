@@ -6,15 +6,10 @@ package locks
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/lockcheck/lockcheck/adapters"
 )
-
-// archiveTries: a process tries to make an archive (by its path) once; after a failure its
-// clients start without one rather than pay for the attempt at every start.
-var archiveTries sync.Map // path -> *sync.Once
 
 // makeAdapterArchive makes the named adapter's archive if it is missing, once per machine: a
 // client of its own, on a key of its own beside the run's, acquires, checks and releases once
@@ -23,16 +18,13 @@ var archiveTries sync.Map // path -> *sync.Once
 // clients wait for it, then map the archive. Without an archive clients only start slower.
 func makeAdapterArchive(name string, env Env) {
 	archive, command, ok := adapters.Archive(name)
-	if !ok || archive.Flags() != nil {
+	if !ok {
 		return
 	}
-	once, _ := archiveTries.LoadOrStore(archive.Path(), new(sync.Once))
-	once.(*sync.Once).Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_ = archive.Make(ctx, func(ctx context.Context, flags []string) error {
-			return trainingClient(ctx, name, command(flags), env)
-		})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	archive.MakeOnce(ctx, func(ctx context.Context, flags []string) error {
+		return trainingClient(ctx, name, command(flags), env)
 	})
 }
 
@@ -40,24 +32,16 @@ func makeAdapterArchive(name string, env Env) {
 func trainingClient(ctx context.Context, name string, cmd []string, env Env) error {
 	env.Client, env.Key = "appcds-training", env.Key+"-appcds-training"
 	env.Point, env.OnRenewal = func(string) {}, nil
-	lk, err := StartProgram(name, cmd, "", nil, env)
+	x, validates, err := startProgram(name, cmd, "", nil, env)
 	if err != nil {
 		return err
-	}
-	x, validates := lk.(externalValid)
-	if !validates {
-		x.external, _ = lk.(*external)
-	}
-	if x.external == nil {
-		_ = lk.Close()
-		return errors.New("not an adapter program")
 	}
 	x.closeWait = 30 * time.Second // the JVM writes the archive on its way out
 	defer x.Close()
 	if _, err := x.Acquire(ctx); err != nil {
 		return err
 	}
-	if validates && !x.ValidUntil().IsZero() {
+	if validates && !(externalValid{x}).ValidUntil().IsZero() {
 		return errors.New("the training client's valid said it did not hold")
 	}
 	return x.Release(ctx)

@@ -183,11 +183,24 @@ type externalValid struct{ *external }
 // StartProgram starts command (in dir, with extraEnv added to ours) as env's lock program and
 // sends it init. name is the design's, for messages. The program's stderr goes to ours.
 func StartProgram(name string, command []string, dir string, extraEnv []string, env Env) (Lock, error) {
+	x, valid, err := startProgram(name, command, dir, extraEnv, env)
+	switch {
+	case err != nil:
+		return nil, err
+	case valid:
+		return externalValid{x}, nil
+	default:
+		return x, nil
+	}
+}
+
+// startProgram is StartProgram, with whether the program answers valid requests.
+func startProgram(name string, command []string, dir string, extraEnv []string, env Env) (*external, bool, error) {
 	if len(command) == 0 {
-		return nil, fmt.Errorf("lock program of %s: no command", name)
+		return nil, false, fmt.Errorf("lock program of %s: no command", name)
 	}
 	if env.Sentinel != nil {
-		return nil, fmt.Errorf("lock program of %s: external designs do not follow Redis Sentinel", name)
+		return nil, false, fmt.Errorf("lock program of %s: external designs do not follow Redis Sentinel", name)
 	}
 	x := &external{
 		env:    env,
@@ -203,16 +216,16 @@ func StartProgram(name string, command []string, dir string, extraEnv []string, 
 	x.cmd.WaitDelay = 2 * time.Second // a grandchild holding stderr open must not hang Wait
 	stdin, err := x.cmd.StdinPipe()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	stdout, err := x.cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	x.stdin = stdin
 	// In our process group, so a pause or kill of the client reaches it; dies if we die.
 	if err := proc.StartInGroup(x.cmd); err != nil {
-		return nil, fmt.Errorf("lock program %s: start: %w", x.label, err)
+		return nil, false, fmt.Errorf("lock program %s: start: %w", x.label, err)
 	}
 	go x.read(stdout)
 
@@ -224,12 +237,9 @@ func StartProgram(name string, command []string, dir string, extraEnv []string, 
 	}
 	if err != nil {
 		x.kill()
-		return nil, err
+		return nil, false, err
 	}
-	if r.Valid {
-		return externalValid{x}, nil
-	}
-	return x, nil
+	return x, r.Valid, nil
 }
 
 // read passes the program's stdout on line by line, then reaps it. A renewal the program reports

@@ -332,17 +332,15 @@ func cellScenario(d locks.Design, f Fault, seed int64) (*scenarios.Scenario, str
 	for _, fault := range cell.nemesis {
 		s.Nemesis = append(s.Nemesis, scenarios.Entry{Fault: fault})
 	}
-	sc, err := scenarios.New(s)
-	if err != nil || len(sc.ServerFaults()) == 0 {
-		return sc, "", err
-	}
 	// Failover timers scaled to the lease only where a fault acts on a server: elsewhere no
 	// server fails over, and a short election timeout would only cost CPU (etcd's heartbeats
 	// four times as often) and risk an election on a busy machine.
-	if s.Server, err = scaledServer(d, c.ttl); err != nil {
-		return nil, "", err
+	if len(s.ServerFaults()) > 0 {
+		if s.Server, err = scaledServer(d, c.ttl); err != nil {
+			return nil, "", err
+		}
 	}
-	sc, err = scenarios.New(s)
+	sc, err := scenarios.New(s)
 	return sc, "", err
 }
 

@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -70,6 +71,21 @@ func (a Archive) Flags() []string {
 	}
 	// Quiet: a JVM that cannot use the archive (another java, a changed jar) says so on every start.
 	return []string{"-XX:SharedArchiveFile=" + p, "-Xlog:cds=off", "-Xlog:cds+dynamic=off"}
+}
+
+// tries: a process tries to make an archive (by its path) once; after a failure its JVMs start
+// without one rather than pay for the attempt at every start.
+var tries sync.Map // path -> *sync.Once
+
+// MakeOnce is Make tried at most once per process, and not at all when the archive exists: the
+// programs started after it map the archive or, if it could not be made, start without it (only
+// slower).
+func (a Archive) MakeOnce(ctx context.Context, train func(ctx context.Context, flags []string) error) {
+	if a.Flags() != nil {
+		return
+	}
+	once, _ := tries.LoadOrStore(a.Path(), new(sync.Once))
+	once.(*sync.Once).Do(func() { _ = a.Make(ctx, train) })
 }
 
 // Make makes the archive if it is missing, by train: a run of the program with the given JVM
