@@ -31,7 +31,7 @@ import (
 // Options are how to run, as opposed to what (the scenario).
 type Options struct {
 	ResultsDir string   // where run folders go; default "results"
-	Worker     []string // command line that starts a worker; default: this executable + "worker"
+	Worker     []string // command line that starts a worker; default: workloads.Program of this executable
 	WorkerEnv  []string // environment for workers; default: ours
 	Logger     *slog.Logger
 	// OnEvent, if set, sees every event as it is recorded (a progress display); it is called
@@ -111,7 +111,7 @@ func (o Options) withDefaults() Options {
 		if err != nil {
 			exe = os.Args[0]
 		}
-		o.Worker = []string{exe, "worker"}
+		o.Worker = workloads.Program(exe)
 	}
 	if o.WorkerEnv == nil {
 		o.WorkerEnv = os.Environ()

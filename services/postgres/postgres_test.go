@@ -137,6 +137,47 @@ func TestServerRunsLocallyAsPostgresWithItsDataInTheRunFolder(t *testing.T) {
 	}
 }
 
+// The first server on a machine leaves the data folder initdb made as a template, and the next
+// server's data folder is a copy of it (a file put into the template shows up in the copy), with
+// the same owner and mode PostgreSQL insists on.
+func TestTheNextServerCopiesTheFirstServersFreshDataFolder(t *testing.T) {
+	cache := passableTempDir(t)
+	if err := os.Chmod(cache, 0o777); err != nil { // the server's user makes its folders in it
+		t.Fatal(err)
+	}
+	t.Cleanup(postgres.SetTemplateCache(cache))
+	start(t, passableTempDir(t), "")
+	templates, _ := filepath.Glob(filepath.Join(cache, "*", "PG_VERSION"))
+	if len(templates) != 1 {
+		t.Fatalf("templates after the first start: %v, want one", templates)
+	}
+	template := filepath.Dir(templates[0])
+	marker := filepath.Join(template, "marker")
+	if err := os.WriteFile(marker, []byte("from the template"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(template); err == nil { // the template's owner, who copies it
+		sys := st.Sys().(*syscall.Stat_t)
+		if err := os.Chown(marker, int(sys.Uid), int(sys.Gid)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	top, dsn := start(t, passableTempDir(t), "")
+	data := filepath.Join(top.Targets()[postgres.Node].(node).Dir(), "data")
+	if b, err := os.ReadFile(filepath.Join(data, "marker")); err != nil || string(b) != "from the template" {
+		t.Fatalf("the second server's data folder is not the template's copy: %q, %v", b, err)
+	}
+	if st, err := os.Stat(data); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("data folder mode %v (%v), want 0700", st.Mode().Perm(), err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var one int
+	if err := connect(t, ctx, dsn).QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Errorf("a query on the copied data folder: %d, %v", one, err)
+	}
+}
+
 // The idle limits from `server:` reach the server: a session idle past idle_session_timeout is
 // ended with SQLSTATE 57P05, one idle inside a transaction past
 // idle_in_transaction_session_timeout with 25P03; with the defaults neither is.
