@@ -36,6 +36,7 @@ type cellSpec struct {
 	stagger        time.Duration // usual: 50ms
 	acquireTimeout time.Duration // usual: 3s
 	duration       time.Duration // usual: cellParams.duration
+	ttl            time.Duration // usual: cellParams.ttl
 	reentrant      bool
 }
 
@@ -118,14 +119,21 @@ var Faults = []Fault{
 		entry: func(c cellParams) (cellSpec, string) {
 			return faults(cutAt(firstClient, workloads.AfterAcquire, 1, c.pause)), ""
 		}},
-	{Name: "clock-jump-node", Summary: "a lock node's wall clock steps 10 leases forward (libfaketime)",
+	{Name: "clock-jump-node", Summary: "a lock node's wall clock steps 10 leases forward (libfaketime) as the first holder starts a long hold, before the others ask",
 		Claims: []string{"K7", "A7"},
 		entry: func(c cellParams) (cellSpec, string) {
 			if c.first.NoClock != "" {
 				return cellSpec{}, c.first.NoClock
 			}
-			return faults(nemesis.Fault{Kind: history.Clock, Target: c.firstNode, At: scenarios.Duration(time.Second),
-				Params: nemesis.ClockParams{Offset: scenarios.Signed(10 * c.ttl)}}), ""
+			// The step is written as client-1 takes the lock, and libfaketime shows it 0-1 s later
+			// (it reads its file at most once a second). client-1 holds two thirds of a 3 s lease,
+			// and the others first ask 1.3 s in, when the step is surely in force and client-1
+			// still holds: a step at 1 s into 100 ms holds fell between two holds in some runs, and
+			// a waiter that asked before the step showed waited out the lease (Redisson).
+			ttl := 6 * c.ttl
+			return cellSpec{nemesis: []nemesis.Fault{{Kind: history.Clock, Target: c.firstNode, By: firstClient, Point: workloads.AfterAcquire,
+				Occurrence: 1, Params: nemesis.ClockParams{Offset: scenarios.Signed(10 * ttl)}}},
+				ttl: ttl, hold: 2 * ttl / 3, stagger: 1300 * time.Millisecond, acquireTimeout: ttl, duration: 6 * time.Second}, ""
 		}},
 	{Name: "crash-restart-node", Summary: "a lock node is killed (SIGKILL) and restarted at once, without persistence",
 		Claims: []string{"K9", "A10"},
@@ -316,7 +324,7 @@ func cellScenario(d locks.Design, f Fault, seed int64) (*scenarios.Scenario, str
 		LockSpec:    lockSpec(d),
 		Nodes:       d.Nodes,
 		Clients:     cellClients,
-		TTL:         scenarios.Duration(c.ttl),
+		TTL:         scenarios.Duration(or(cell.ttl, c.ttl)),
 		Duration:    scenarios.Duration(or(cell.duration, c.duration)),
 		Seed:        seed,
 		Workload: scenarios.Workload{

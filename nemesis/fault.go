@@ -14,7 +14,11 @@ type Fault struct {
 	At         yamltime.Duration `yaml:"at"`         // time from the start of the run...
 	Point      string            `yaml:"point"`      // ...or a client's program point: the client stops itself there
 	Occurrence int               `yaml:"occurrence"` // which pass of Point (1 = first)
-	For        yamltime.Duration `yaml:"for"`        // how long the fault lasts (0: until healed, where a kind allows)
+	// By, with Point, is the client whose pass of Point starts a fault on another target: a
+	// server's clock stepped as client-1 takes the lock, not at a time that may fall between two
+	// holds. The client goes on at once.
+	By  string            `yaml:"by"`
+	For yamltime.Duration `yaml:"for"` // how long the fault lasts (0: until healed, where a kind allows)
 	// Params are the kind's own parameters (ClockParams, DelayParams, ...; a pointer or a value),
 	// written inline in the scenario's entry and decoded by the kind (DecodeParams), drawn by a
 	// random package, or set by code building a schedule. nil: the kind's zero values.
@@ -23,6 +27,14 @@ type Fault struct {
 	// As is the lock state (Holder, Waiter, Overtaken) Target was resolved from when the fault
 	// started; set by the nemesis, never written in a scenario.
 	As string `yaml:"-"`
+}
+
+// Passer is the client whose pass of Point starts f: By, else Target.
+func (f Fault) Passer() string {
+	if f.By != "" {
+		return f.By
+	}
+	return f.Target
 }
 
 // Random is a seeded random package in Jepsen's style, as a scenario writes it: every Interval on

@@ -133,7 +133,7 @@ func (n *Nemesis) plan() {
 		case IsClientRole(f.Target):
 			n.rolePoints = append(n.rolePoints, &rolePoint{f: f})
 		default:
-			n.points[pointKey{f.Target, f.Point, f.Occurrence}] = f
+			n.points[pointKey{f.Passer(), f.Point, f.Occurrence}] = f
 		}
 	}
 }
@@ -395,7 +395,7 @@ func (n *Nemesis) failed(start history.Event, f Fault, err string) {
 // resumeAtPoint lets a client that stopped itself at a program point go on once a fault other
 // than a pause or kill has taken effect there (a partition or clock step "right after acquire").
 func (n *Nemesis) resumeAtPoint(f Fault) {
-	if f.Point != "" {
+	if f.Point != "" && f.By == "" { // a passer other than the target went on when it passed
 		if t := n.target(f.Target); t != nil {
 			_ = t.Resume()
 		}

@@ -353,6 +353,32 @@ func TestPartitionAtAProgramPointLetsTheClientGoOn(t *testing.T) {
 	n.Heal()
 }
 
+// A fault on a server started by a client's pass of a point (by:): nothing before that pass (not
+// at another pass, nor at another client's), the server's clock stepped at it, and the client,
+// stopped at its point, goes on at once.
+func TestAClientsPassStartsAFaultOnAServer(t *testing.T) {
+	client, server := sleeper(t), &fakeClock{}
+	n := newTestNemesis(map[string]Target{"client-1": client, "client-2": sleeper(t), "n1": server}, func(history.Event) {})
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: ClockFault, Target: "n1", By: "client-1", Point: "after-acquire", Occurrence: 2,
+		Params: ClockParams{Offset: signed(5 * time.Second)}}}})
+	n.Stopped("client-1", "after-acquire", 1)
+	n.Stopped("client-2", "after-acquire", 2)
+	time.Sleep(50 * time.Millisecond)
+	if got := server.settings(); got != "" {
+		t.Fatalf("the server's clock was set before client-1's second pass: %q", got)
+	}
+	_ = client.Stop()
+	n.Stopped("client-1", "after-acquire", 2)
+	time.Sleep(100 * time.Millisecond)
+	if got := server.settings(); got != "5s@0" {
+		t.Errorf("the server's clock at client-1's second pass: %q, want 5s@0", got)
+	}
+	if s := stateOf(t, client); s == 'T' {
+		t.Error("client-1 stayed frozen at the pass that stepped the server's clock")
+	}
+	n.Heal()
+}
+
 // A partition's mode picks the network's action: drop drops, reset (and no mode) cuts; the history
 // records the mode of each, the default too.
 func TestPartitionModeDropsOrCutsAndIsRecorded(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 
 // commonFields are the fields every planned fault has, as a scenario writes them ("for" is in
 // Kind.Takes, as some kinds do not take it).
-var commonFields = []string{"fault", "target", "at", "point", "occurrence"}
+var commonFields = []string{"fault", "target", "at", "point", "occurrence", "by"}
 
 // DecodeParams decodes the fields of a planned fault that are not common to every fault (own:
 // the entry's other fields, by name) into the parameters of f's kind, and sets f.Params. Each is

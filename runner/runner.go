@@ -431,7 +431,7 @@ func workerConfig(sc *scenarios.Scenario, svc *servers, client string, i int) wo
 		StartDelay: sc.Workload.Start.D() + time.Duration(i)*sc.Workload.Stagger.D(),
 	}
 	for _, f := range sc.Nemesis {
-		if f.Random == nil && f.Point != "" && f.Target == client {
+		if f.Random == nil && f.Point != "" && f.Passer() == client {
 			cfg.StopAt = append(cfg.StopAt, workloads.StopAt{Point: f.Point, Occurrence: f.Occurrence})
 		}
 	}

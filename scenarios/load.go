@@ -312,12 +312,25 @@ func (s *Scenario) validateNemesis(bad func(string, string, ...any)) {
 		if !known {
 			at("target", "no such target %q; this scenario has: %s", e.Target, strings.Join(targets, ", "))
 		}
+		passer := e.Target
+		switch {
+		case e.By == "":
+		case e.Point == "":
+			at("by", "by names the client whose program point starts the fault: give point too")
+		case nemesis.IsClientRole(e.Target):
+			at("by", "a fault on %s starts at that client's own pass of its point: leave by out", e.Target)
+		default:
+			if b, ok := v.Target(e.By); !ok || !b.Client || nemesis.IsClientRole(e.By) {
+				at("by", "%q is not a client; this scenario's clients: %s", e.By, strings.Join(s.ClientNames(), ", "))
+			}
+			passer = e.By
+		}
 		switch {
 		case e.Point != "" && e.At != 0:
 			at("point", "give either at (a time) or point (a program point), not both")
 		case e.Point != "":
-			if known && !t.Client {
-				at("point", "program points are in clients; %s is a server", e.Target)
+			if known && !t.Client && e.By == "" {
+				at("point", "program points are in clients; %s is a server (by: CLIENT starts a fault on it as that client passes the point)", e.Target)
 			}
 			if !slices.Contains(points, e.Point) {
 				at("point", "unknown program point %q; valid points for %s: %s", e.Point, s.Lock, strings.Join(points, ", "))
@@ -325,9 +338,9 @@ func (s *Scenario) validateNemesis(bad func(string, string, ...any)) {
 			if e.Occurrence < 1 {
 				at("occurrence", "passes count from 1, got %d", e.Occurrence)
 			}
-			key := fmt.Sprintf("%s %s %d", e.Target, e.Point, e.Occurrence)
+			key := fmt.Sprintf("%s %s %d", passer, e.Point, e.Occurrence)
 			if j, dup := atPass[key]; dup {
-				at("occurrence", "nemesis[%d] already acts on %s at pass %d of %s: one fault per pass", j, e.Target, e.Occurrence, e.Point)
+				at("occurrence", "nemesis[%d] already acts on %s at pass %d of %s: one fault per pass", j, passer, e.Occurrence, e.Point)
 			} else {
 				atPass[key] = i
 			}

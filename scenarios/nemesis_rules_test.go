@@ -41,6 +41,18 @@ func TestImpossibleSchedulesAreRefusedNamingTheLine(t *testing.T) {
 		{"period on a pause", "set-nx-px", 1,
 			"  - {fault: pause, target: n1, at: 1s, for: 1s, period: 1s}\n",
 			[]string{"nemesis[0].period:", "period does not apply to a pause fault (it takes for)"}},
+		{"a server's fault at a server's point", "set-nx-px", 1,
+			"  - {fault: clock, target: n1, point: after-acquire, offset: 5s}\n",
+			[]string{"x.yaml:8: nemesis[0].point:", "n1 is a server (by: CLIENT starts a fault on it"}},
+		{"by a server", "set-nx-px", 1,
+			"  - {fault: clock, target: n1, by: n1, point: after-acquire, offset: 5s}\n",
+			[]string{"x.yaml:8: nemesis[0].by:", `"n1" is not a client`}},
+		{"by without a point", "set-nx-px", 1,
+			"  - {fault: clock, target: n1, by: client-1, at: 1s, offset: 5s}\n",
+			[]string{"x.yaml:8: nemesis[0].by:", "give point too"}},
+		{"two faults at one client's pass", "set-nx-px", 1,
+			"  - {fault: clock, target: n1, by: client-1, point: after-acquire, offset: 5s}\n  - {fault: pause, target: client-1, point: after-acquire, for: 1s}\n",
+			[]string{"x.yaml:9: nemesis[1].occurrence:", "already acts on client-1 at pass 1 of after-acquire"}},
 		{"partition to nodes that do not exist", "redlock", 5,
 			"  - {fault: partition, target: client-1, nodes: [n2, n6], at: 1s}\n",
 			[]string{"x.yaml:8: nemesis[0].nodes:", `no such link "n6"`}},
@@ -97,7 +109,7 @@ func TestImpossibleSchedulesAreRefusedNamingTheLine(t *testing.T) {
 		{"misspelt parameter", "set-nx-px", 1,
 			"  - fault: delay\n    target: client-1\n    at: 1s\n    latncy: 1s\n",
 			[]string{
-				"x.yaml:11: nemesis[0].latncy: unknown field latncy; a delay fault takes: fault, target, at, point, occurrence, for, nodes, latency, jitter, until",
+				"x.yaml:11: nemesis[0].latncy: unknown field latncy; a delay fault takes: fault, target, at, point, occurrence, by, for, nodes, latency, jitter, until",
 			}},
 		{"parameter of the wrong type", "set-nx-px", 1,
 			"  - {fault: clock, target: client-1, at: 1s, rate: fast}\n",
@@ -107,7 +119,7 @@ func TestImpossibleSchedulesAreRefusedNamingTheLine(t *testing.T) {
 			[]string{"x.yaml:11: nemesis[0].offset:", `"soon" is not a duration`}},
 		{"misspelt kind field", "set-nx-px", 1,
 			"  - {fualt: pause, target: client-1, at: 1s, for: 1s}\n",
-			[]string{"x.yaml:8: nemesis[0].fualt: unknown field fualt; a fault takes fault, target, at, point, occurrence, for"}},
+			[]string{"x.yaml:8: nemesis[0].fualt: unknown field fualt; a fault takes fault, target, at, point, occurrence, by, for"}},
 		{"a fault's field on a random package", "set-nx-px", 1,
 			"  - random: {faults: [pause], targets: [client-1], interval: 1s, min_for: 100ms, max_for: 1s}\n    offset: 1s\n",
 			[]string{"x.yaml:9: nemesis[0].offset: unknown field offset; a random package's fields go under random:"}},
@@ -133,10 +145,11 @@ func TestPossibleSchedulesLoad(t *testing.T) {
 		nodes   int
 		nemesis string
 	}{
-		"strobe":         {"set-nx-px", 1, "  - {fault: strobe, target: n1, at: 1s, offset: 5s, period: 1s, for: 3s}\n"},
-		"quorum cut":     {"zk", 3, "  - {fault: partition, target: zk1, nodes: [zk2, zk3], at: 1s, for: 2s}\n"},
-		"quorum cut all": {"zk", 3, "  - {fault: partition, target: zk3, at: 1s, for: 2s}\n"},
-		"leader cut off": {"zk", 3, "  - {fault: partition, target: leader, at: 1s, for: 2s}\n"},
+		"strobe":                        {"set-nx-px", 1, "  - {fault: strobe, target: n1, at: 1s, offset: 5s, period: 1s, for: 3s}\n"},
+		"clock step at a client's pass": {"set-nx-px", 1, "  - {fault: clock, target: n1, by: client-1, point: after-acquire, occurrence: 2, offset: 5s}\n"},
+		"quorum cut":                    {"zk", 3, "  - {fault: partition, target: zk1, nodes: [zk2, zk3], at: 1s, for: 2s}\n"},
+		"quorum cut all":                {"zk", 3, "  - {fault: partition, target: zk3, at: 1s, for: 2s}\n"},
+		"leader cut off":                {"zk", 3, "  - {fault: partition, target: leader, at: 1s, for: 2s}\n"},
 		"random mixed": {"redlock", 5, "  - random: {faults: [pause, kill, clock, crash, partition, delay], targets: [client-1, client-2, n1, n2]," +
 			" interval: 1s, min_for: 100ms, max_for: 1s, max_offset: 2s, max_latency: 300ms}\n"},
 	} {
