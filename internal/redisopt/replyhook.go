@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -133,13 +134,19 @@ func (c *hookedConn) Write(p []byte) (int, error) {
 func (c *hookedConn) Read(p []byte) (int, error) {
 	if fn := c.pending; fn != nil {
 		c.pending = nil
-		if held := fn(); held > 0 {
-			c.mu.Lock()
-			if !c.deadline.IsZero() {
-				c.deadline = c.deadline.Add(held)
-				_ = c.Conn.SetReadDeadline(c.deadline)
-			}
-			c.mu.Unlock()
+		held := fn()
+		c.mu.Lock()
+		if !c.deadline.IsZero() && held > 0 {
+			c.deadline = c.deadline.Add(held)
+			_ = c.Conn.SetReadDeadline(c.deadline)
+		}
+		overdue := !c.deadline.IsZero() && time.Now().After(c.deadline)
+		c.mu.Unlock()
+		// A read whose deadline passed while the client was stopped here times out, as Go's own
+		// does when the deadline's timer runs before the read on waking. Left to the runtime, the
+		// read returned the waiting reply in some runs and timed out in others.
+		if overdue {
+			return 0, os.ErrDeadlineExceeded
 		}
 	}
 	return c.Conn.Read(p)

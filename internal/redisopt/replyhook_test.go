@@ -1,6 +1,9 @@
 package redisopt
 
 import (
+	"errors"
+	"net"
+	"os"
 	"testing"
 	"time"
 )
@@ -42,3 +45,32 @@ func TestHookRunsOnceAndOnlyForTheArmedCommand(t *testing.T) {
 		t.Fatal("a disarmed hook still ran")
 	}
 }
+
+// A client stopped at the hook past its read's deadline times out, though its reply waits: the
+// connection below reads whatever its deadline (a Go runtime that, on waking, ran the read before
+// the deadline's timer); one that came back in time reads the reply.
+func TestAReadWhoseDeadlinePassedAtTheHookTimesOut(t *testing.T) {
+	for _, c := range []struct {
+		stopped, deadline time.Duration
+		want              error
+	}{{60 * time.Millisecond, 30 * time.Millisecond, os.ErrDeadlineExceeded}, {0, 5 * time.Second, nil}} {
+		h := &ReplyHook{}
+		conn := &hookedConn{Conn: replyWaiting{}, hook: h}
+		h.Arm("set", func() time.Duration { time.Sleep(c.stopped); return 0 })
+		if _, err := conn.Write([]byte("*3\r\n$3\r\nset\r\n$1\r\nk\r\n$1\r\nv\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(c.deadline))
+		if _, err := conn.Read(make([]byte, 16)); !errors.Is(err, c.want) {
+			t.Errorf("stopped %s at the hook, deadline %s: read error %v, want %v", c.stopped, c.deadline, err, c.want)
+		}
+	}
+}
+
+// replyWaiting is a connection whose reply is already there: every read returns it, deadline or
+// not.
+type replyWaiting struct{ net.Conn }
+
+func (replyWaiting) Write(p []byte) (int, error)     { return len(p), nil }
+func (replyWaiting) Read(p []byte) (int, error)      { return copy(p, "+OK\r\n"), nil }
+func (replyWaiting) SetReadDeadline(time.Time) error { return nil }
