@@ -22,7 +22,7 @@ deps:
 STAMP = $(shell git rev-parse -q --verify HEAD >/dev/null 2>&1 && { git rev-parse HEAD; git diff HEAD; \
 	git ls-files -z -o --exclude-standard | xargs -0 -r cat; } | sha256sum | cut -c1-16)
 build:
-	$(GO) build -ldflags "-X github.com/lockcheck/lockcheck/workloads.Build=$(STAMP)" -o bin/ ./cmd/lockcheck ./cmd/lockcheck-worker
+	$(GO) build -ldflags "-X github.com/lockcheck/lockcheck/workloads.Build=$(STAMP)" -o $(dir $(BIN)) ./cmd/lockcheck ./cmd/lockcheck-worker
 
 # The main job: K2 on a single Redis, judged, with fencing side by side. It installs only what
 # that scenario needs (redis-server, libfaketime) and builds the quick-start lockcheck: Redis on

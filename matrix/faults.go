@@ -344,7 +344,7 @@ func cellScenario(d locks.Design, f Fault, seed int64) (*scenarios.Scenario, str
 	// server fails over, and a short election timeout would only cost CPU (etcd's heartbeats
 	// four times as often) and risk an election on a busy machine.
 	if len(s.ServerFaults()) > 0 {
-		if s.Server, err = scaledServer(d, c.ttl); err != nil {
+		if s.Server, err = scaledServer(d, or(cell.ttl, c.ttl)); err != nil {
 			return nil, "", err
 		}
 	}
