@@ -47,7 +47,7 @@ var DefaultFaults = []string{history.Pause, history.Clock}
 const Clients = 4
 
 // Scenario builds the hunt's scenario: four clients on a short lease (400 ms, or the service's
-// shortest), 50 ms holds and 10 ms think, and one package of the listed kinds. Clock steps are
+// shortest), a replicated service's usual ensemble (three ZooKeeper or etcd nodes), 50 ms holds and 10 ms think, and one package of the listed kinds. Clock steps are
 // drawn up to ±5 TTLs, delays up to 2 TTLs. Random mode draws any client every 1.5 TTLs on
 // average, for 0.5–2.5 TTLs (the shape of scenarios/debate/k2-random-pauses-set-nx-px.yaml); hunt
 // mode uses its defaults (every 2 TTLs, 1.2–3 TTLs, aimed by the lock's state).
@@ -124,7 +124,12 @@ func Scenario(s Spec) (*scenarios.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, err := services.MustPlan(services.Spec{Design: d})
+	if n := services.DeployedNodes(d.ServiceName()); n > 0 && d.Nodes <= 1 {
+		// A replicated service as it is deployed (services.Quorum): its clients' libraries
+		// fail over between nodes, and a cut may leave them a minority.
+		sc.Nodes = n
+	}
+	plan, err := services.MustPlan(services.Spec{Design: d, Nodes: sc.Nodes})
 	if err != nil {
 		return nil, err
 	}

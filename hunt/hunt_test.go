@@ -12,7 +12,9 @@ import (
 )
 
 // A hunt runs on any design: a registered name, a library at a version, a design file. Its lease
-// is the service's shortest where 400 ms is too short. A design that is a program of its own does
+// is the service's shortest where 400 ms is too short. A service that replicates by quorum runs
+// three nodes, as deployed (go-zookeeper keeps a request across a reconnection only when it has
+// another server to try); Redlock and redsync keep their own five. A design that is a program of its own does
 // not read the worker's clock: the hunt leaves client clock steps out for it.
 func TestScenarioForEveryKindOfDesign(t *testing.T) {
 	adapter, _ := filepath.Abs("../adapters/redis_py_lock.py")
@@ -24,12 +26,15 @@ func TestScenarioForEveryKindOfDesign(t *testing.T) {
 		lock, design string
 		ttl          time.Duration
 		faults       string
+		nodes        int
 	}{
-		{"set-nx-px", "set-nx-px", 400 * time.Millisecond, "pause,clock"},
-		{"redsync@v4.0.3", "redsync@v4.0.3", 400 * time.Millisecond, "pause"},
-		{"zk", "zk", time.Second, "pause,clock"},
-		{"etcd-unchecked", "etcd-unchecked", 2 * time.Second, "pause,clock"},
-		{file, "my-lock", 400 * time.Millisecond, "pause"},
+		{"set-nx-px", "set-nx-px", 400 * time.Millisecond, "pause,clock", 1},
+		{"redlock", "redlock", 400 * time.Millisecond, "pause,clock", 5},
+		{"redsync@v4.0.3", "redsync@v4.0.3", 400 * time.Millisecond, "pause", 5},
+		{"zk", "zk", time.Second, "pause,clock", 3},
+		{"zk@v1.0.4", "zk@v1.0.4", time.Second, "pause", 3},
+		{"etcd-unchecked", "etcd-unchecked", 2 * time.Second, "pause,clock", 3},
+		{file, "my-lock", 400 * time.Millisecond, "pause", 1},
 	} {
 		sc, err := Scenario(Spec{Lock: c.lock, Seed: 7})
 		if err != nil {
@@ -39,6 +44,9 @@ func TestScenarioForEveryKindOfDesign(t *testing.T) {
 		if sc.Lock != c.design || sc.TTL.D() != c.ttl || sc.Seed != 7 || r == nil || r.Mode != nemesis.ModeHunt ||
 			strings.Join(r.Faults, ",") != c.faults {
 			t.Errorf("%s: lock %s, ttl %s, seed %d, package %+v", c.lock, sc.Lock, sc.TTL, sc.Seed, r)
+		}
+		if n := len(sc.NodeNames()); n != c.nodes {
+			t.Errorf("%s: %d lock nodes, want %d", c.lock, n, c.nodes)
 		}
 		if text, err := sc.YAML(); err != nil || strings.Contains(string(text), "my-lock.yaml") {
 			t.Errorf("%s: its YAML must stand without the design file (%v):\n%s", c.lock, err, text)

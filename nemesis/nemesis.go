@@ -256,6 +256,8 @@ func (n *Nemesis) rolePointFor(client, point string) (Fault, *rolePoint) {
 	defer n.mu.Unlock()
 	var hit *rolePoint
 	target := client
+	// Every fault waiting at the point counts the pass; the first due takes it, and one due at
+	// the same pass waits for the next (a pass gives one fault).
 	for _, rp := range n.rolePoints {
 		// A waiter's fault at a hold's point: when a holder passes it (as a hold begins, at
 		// after-acquire; as it is about to end, at before-write), the client that has waited
@@ -268,18 +270,22 @@ func (n *Nemesis) rolePointFor(client, point string) (Fault, *rolePoint) {
 		if rp.fired || rp.f.Point != point || !n.state.AtPoint(client, state) {
 			continue
 		}
+		who := client
 		if waiterAtHold {
 			waiters := slices.DeleteFunc(n.state.Candidates(Waiter), func(c string) bool { return c == client })
 			if len(waiters) == 0 {
 				continue // nobody waits behind this hold: the pass does not count
 			}
-			target = waiters[0]
+			who = waiters[0]
 		}
-		if rp.passes++; rp.passes == rp.f.Occurrence {
-			hit, rp.fired = rp, true
-			break
+		rp.passes++
+		switch {
+		case rp.passes < rp.f.Occurrence:
+		case hit == nil:
+			hit, rp.fired, target = rp, true, who
+		default:
+			rp.passes-- // due now as well: the next pass
 		}
-		target = client
 	}
 	if hit == nil {
 		return Fault{}, nil

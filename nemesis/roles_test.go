@@ -112,3 +112,40 @@ func TestPointFaultOnTheOvertakenPicksTheRightPass(t *testing.T) {
 		t.Fatal("client-2 left stopped")
 	}
 }
+
+// Two faults at one point count every pass each: the one planned at the second pass of a
+// hold's point takes the second pass, not the third (the pass that gave the first fault counts
+// for it too).
+func TestFaultsAtOnePointEachCountEveryPass(t *testing.T) {
+	c1, c2, c3 := sleeper(t), sleeper(t), sleeper(t)
+	rec := &recorder{}
+	n := newTestNemesis(map[string]Target{"client-1": c1, "client-2": c2, "client-3": c3}, rec.record)
+	sched := Schedule{Faults: []Fault{
+		{Kind: PauseFault, Target: Waiter, Point: "before-write", Occurrence: 1, For: dur(100 * time.Millisecond)},
+		{Kind: PauseFault, Target: Waiter, Point: "before-write", Occurrence: 2, For: dur(100 * time.Millisecond)},
+	}}
+	if err := n.Start(sched); err != nil {
+		t.Fatal(err)
+	}
+	hold := func(holder string, p sleepProc, pass int) {
+		acquired(n, holder)
+		_ = p.Pause()
+		n.Stopped(holder, "before-write", pass)
+		time.Sleep(300 * time.Millisecond) // the waiter's pause comes and goes
+		n.Observe(history.Event{Process: holder, Type: history.Invoke, F: history.Release})
+		n.Observe(history.Event{Process: holder, Type: history.OK, F: history.Release})
+	}
+	n.Observe(history.Event{Process: "client-3", Type: history.Invoke, F: history.Acquire}) // waits throughout
+	hold("client-1", c1, 1)
+	hold("client-2", c2, 1)
+	n.Heal()
+	var paused []string
+	for _, e := range rec.all() {
+		if e.Type == history.Invoke {
+			paused = append(paused, e.Target)
+		}
+	}
+	if !slices.Equal(paused, []string{"client-3", "client-3"}) {
+		t.Fatalf("paused %v, want the waiter at each of the two holds' before-write; events %+v", paused, rec.all())
+	}
+}

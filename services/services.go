@@ -113,6 +113,29 @@ type LeaseScaled interface {
 	ScaledServer(ttl time.Duration) map[string]string
 }
 
+// Quorum is implemented by a kind whose servers replicate by majority vote, and which is
+// deployed as an ensemble of QuorumSize nodes rather than one: what a run that must meet the
+// service as its users do (a hunt) asks for when nothing says how many. A client library meets
+// a one-node service otherwise than an ensemble: go-zookeeper fails a request queued across a
+// reconnection when its list of servers has one entry, and keeps it (to answer on the next
+// server) when it has three; a cut from a minority of nodes needs more than one.
+type Quorum interface {
+	QuorumSize() int
+}
+
+// DeployedNodes is the number of nodes kind name is deployed with: its quorum's size, or 0
+// (the design's own number) for a kind that is not one.
+func DeployedNodes(name string) int {
+	k, err := Lookup(name)
+	if err != nil {
+		return 0
+	}
+	if q, ok := k.(Quorum); ok {
+		return q.QuorumSize()
+	}
+	return 0
+}
+
 // Versioned is implemented by an Instance that knows which server program and version its
 // servers run, as they report it ("etcd 3.4.23"): the run records it.
 type Versioned interface {

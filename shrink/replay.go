@@ -109,8 +109,57 @@ func anchor(f nemesis.Fault, hf history.Fault, events []history.Event) nemesis.F
 		f.Occurrence = max(1, count(events, hf.Target, history.Invoke, history.Acquire, hf.Start))
 	case client && as == nemesis.Waiter:
 		f.Target = nemesis.Waiter // whoever waits from then on
+		if n, ok := throughRelease(events, hf); ok {
+			// It silenced the client that had waited longest while its holder let go: the
+			// shape of a waiter silenced through a release, at that hold's end.
+			f.Point, f.At, f.Occurrence = "before-write", 0, n
+		}
 	}
 	return f
+}
+
+// throughRelease reports whether fault hf hit the client that had waited longest while another
+// held, and lasted past that holder's release; n is that hold's number among the holds begun
+// with a waiter behind them (the count a fault on the longest waiter at a hold's point uses).
+func throughRelease(events []history.Event, hf history.Fault) (n int, ok bool) {
+	if hf.Open {
+		return 0, false
+	}
+	holder, longest := "", ""
+	since := map[string]int64{} // a pending acquire's invoke, by client
+	for _, e := range events {
+		if e.Time > hf.Start {
+			break
+		}
+		if !history.IsClient(e.Process) {
+			continue
+		}
+		switch {
+		case e.F == history.Acquire && e.Type == history.Invoke:
+			since[e.Process] = e.Time
+		case e.F == history.Acquire && e.Type == history.OK:
+			delete(since, e.Process)
+			holder = e.Process
+		case e.F == history.Acquire:
+			delete(since, e.Process)
+		case e.Process == holder && (e.F == history.Release && e.Type == history.Invoke || e.F == history.Lost || e.F == history.Crash):
+			holder = ""
+		}
+	}
+	for c, t := range since {
+		if longest == "" || t < since[longest] {
+			longest = c
+		}
+	}
+	if holder == "" || longest != hf.Target {
+		return 0, false
+	}
+	for _, e := range events {
+		if e.Time > hf.Start && e.Time <= hf.End && e.Process == holder && e.F == history.Release && e.Type == history.Invoke {
+			return max(1, holdsWithWaiters(events, hf.Start)), true
+		}
+	}
+	return 0, false
 }
 
 // stateAt is the lock state the history shows client in at time t: Holder from its acquire's ok

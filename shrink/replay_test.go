@@ -120,3 +120,42 @@ func TestFromRunPinsAWaiterSilencedThroughAReleaseToItsHoldsPoint(t *testing.T) 
 		t.Errorf("description %q", words)
 	}
 }
+
+// A waiter frozen at no point of a hold (the hunt's plain waiter move), which was the longest
+// waiter and stayed frozen through its holder's release: pinned as a waiter silenced through a
+// release, at that hold's end. A waiter frozen while nobody let go keeps its time.
+func TestFromRunPinsALongestWaiterFrozenThroughAReleaseToTheHoldsEnd(t *testing.T) {
+	ms := func(n int64) int64 { return 1_000_000_000 + n*int64(time.Millisecond) }
+	c1, c2, c3, nem := history.Client(1), history.Client(2), history.Client(3), history.Nemesis
+	events := []history.Event{
+		{Time: ms(0), Process: history.Controller, Type: history.Note, F: history.Start},
+		{Time: ms(0), Process: c1, Type: history.Invoke, F: history.Acquire, Op: 1},
+		{Time: ms(10), Process: c1, Type: history.OK, F: history.Acquire, Op: 1},
+		{Time: ms(50), Process: c2, Type: history.Invoke, F: history.Acquire, Op: 1},
+		{Time: ms(100), Process: c3, Type: history.Invoke, F: history.Acquire, Op: 1},
+		{Time: ms(1000), Process: nem, Type: history.Invoke, F: history.Pause, Op: 1, Target: c3, As: nemesis.Waiter,
+			Duration: int64(500 * time.Millisecond)},
+		{Time: ms(1500), Process: nem, Type: history.OK, F: history.Pause, Op: 1, Target: c3},
+		{Time: ms(2450), Process: nem, Type: history.Invoke, F: history.Pause, Op: 2, Target: c2, As: nemesis.Waiter,
+			Duration: int64(1500 * time.Millisecond)},
+		{Time: ms(2510), Process: c1, Type: history.Invoke, F: history.Release, Op: 2},
+		{Time: ms(2515), Process: c1, Type: history.OK, F: history.Release, Op: 2},
+		{Time: ms(3950), Process: nem, Type: history.OK, F: history.Pause, Op: 2, Target: c2},
+	}
+	sc, err := scenarios.New(scenarios.Scenario{Name: "hunt", Lock: "zk", Clients: 3, TTL: scenarios.Duration(time.Second),
+		Duration: scenarios.Duration(30 * time.Second), Nemesis: []scenarios.Entry{{Random: &nemesis.Random{Mode: nemesis.ModeHunt,
+			Faults: []string{"pause"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := FromRun(sc, events, ms(5000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := r.Anchored.Nemesis[0].Fault; f.Target != nemesis.Waiter || f.Point != "" || f.At.D() != time.Second {
+		t.Errorf("the pause of client-3 (not the longest waiter, nobody let go) became %+v; want a waiter at 1s", f)
+	}
+	if f := r.Anchored.Nemesis[1].Fault; f.Target != nemesis.Waiter || f.Point != "before-write" || f.Occurrence != 1 || f.At != 0 {
+		t.Fatalf("the pause of client-2 through client-1's release became %+v; want the longest waiter at the first hold's before-write", f)
+	}
+}

@@ -2,6 +2,7 @@ package shrink
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -13,12 +14,18 @@ import (
 // right after its first acquisition".
 func Describe(sc *scenarios.Scenario) string {
 	var out []string
-	for _, e := range sc.Nemesis {
+	for i := 0; i < len(sc.Nemesis); i++ {
+		e := sc.Nemesis[i]
 		if e.Random != nil {
 			out = append(out, "a random package of "+strings.Join(e.Random.Faults, ", "))
 			continue
 		}
-		out = append(out, Fault(e.Fault, sc.TTL.D()))
+		words := Fault(e.Fault, sc.TTL.D())
+		if n, step := repeats(sc.Nemesis[i:]); n > 1 {
+			words += fmt.Sprintf(", then again %s, %d times in all", step, n)
+			i += n - 1
+		}
+		out = append(out, words)
 	}
 	if len(out) == 0 {
 		return "no fault at all"
@@ -113,4 +120,34 @@ func ordinal(n int) string {
 		suffix = s
 	}
 	return fmt.Sprintf("%d%s", n, suffix)
+}
+
+// repeats counts the entries at the head of es that are one fault repeated at a steady step (of
+// passes of its point, or of time), as shrink's repeated writes them, and says the step.
+func repeats(es []scenarios.Entry) (int, string) {
+	if len(es) < 2 || es[0].Random != nil || es[1].Random != nil {
+		return 1, ""
+	}
+	first, second := es[0].Fault, es[1].Fault
+	dOcc, dAt := second.Occurrence-first.Occurrence, second.At-first.At
+	if (dOcc > 0) == (dAt > 0) || dOcc < 0 || dAt < 0 {
+		return 1, ""
+	}
+	n := 1
+	for ; n < len(es); n++ {
+		f := es[n].Fault
+		want := first
+		want.Occurrence += n * dOcc
+		want.At += scenarios.Duration(n) * dAt
+		if es[n].Random != nil || !reflect.DeepEqual(f, want) {
+			break
+		}
+	}
+	if dOcc > 0 {
+		if dOcc == 1 {
+			return n, "at each next pass"
+		}
+		return n, fmt.Sprintf("at every %s pass", ordinal(dOcc))
+	}
+	return n, "every " + dAt.D().String()
 }

@@ -40,7 +40,8 @@ outlived its promise (frozen or cut off past its lease: K2, the limit of every l
 fencing is for) and double ownership a fault on the servers explains are counted and shown, not
 a find (--find explained, or any, to hunt for those too).
 
-Each run: four clients, a 400 ms lease (or the service's shortest), 50 ms holds (for designs
+Each run: four clients, a 400 ms lease (or the service's shortest), three nodes of a service
+that replicates by quorum (ZooKeeper, etcd: as deployed), 50 ms holds (for designs
 that renew, holds that outlast the lease and its slack, so that a waiter frozen past its own can
 see the holder let go), one package that aims each fault at the holder, a waiter or the
 overtaken client, at the moments they can matter, for 1.2–3 TTLs; it stops shortly after the

@@ -174,6 +174,10 @@ func shrinkRun(ctx context.Context, dir string, c shrinkConfig, out io.Writer) (
 	took := time.Since(started)
 	fmt.Fprintf(out, "shrunk %d → %d fault(s) in %d trial runs, %s%s\n", rep.Applied, res.After, res.Trials, took.Round(time.Second),
 		map[bool]string{true: " (trial budget spent)", false: ""}[res.Exhausted])
+	if res.Repeats > 0 {
+		fmt.Fprintf(out, "no schedule showed it %d times in a row with the fault once; the fault given %d chances in a run did: "+
+			"what it breaks hangs on a race decided anew each time\n", c.k, res.Repeats)
+	}
 
 	// The final check: how often the result reproduces.
 	shown := 0
@@ -226,6 +230,9 @@ func shrunkText(res shrink.Result, from, path string, shown, runs int, took time
 	how := "faults pinned to program points and lock states"
 	if !anchored {
 		how = "faults at the times the run applied them"
+	}
+	if res.Repeats > 0 {
+		how += fmt.Sprintf("; the last one given %d chances in a run, as once it breaks the lock only when a race goes one way", res.Repeats)
 	}
 	s.Comment = fmt.Sprintf("lockcheck shrink of %s: %d → %d fault(s), %d trial runs, %s (%s).\nreproduced in %d of %d runs",
 		from, res.Before, res.After, res.Trials, took.Round(time.Second), how, shown, runs)

@@ -2,7 +2,8 @@ package proc
 
 // A process's TCP sockets, read from /proc: how the harness checks that a port is answered by the
 // server it started (not by someone else who took the port), and how tests prove that two servers
-// never talk to each other around their proxies.
+// never talk to each other around their proxies. ListensOn, polled while servers start, asks
+// sock_diag over netlink when it can: the kernel writes /proc/net/tcp by walking every socket.
 
 import (
 	"os"
@@ -26,17 +27,29 @@ type TCPEntry struct {
 }
 
 // ListensOn reports whether process pid has a listening TCP socket on port (any address).
+// A netlink socket sees only our own network namespace: for a process in another one (a
+// container's), or if the netlink query fails, it reads /proc/PID/net/tcp{,6}.
 func ListensOn(pid, port int) (bool, error) {
 	inodes, err := SocketInodes(pid)
 	if err != nil {
 		return false, err
 	}
-	for _, e := range TCPEntries(pid) {
-		if e.State == TCPListen && e.LocalPort == port && inodes[e.Inode] {
-			return true, nil
+	if sameNetNS(pid) {
+		if ok, err := sockDiagListensOn(port, inodes); err == nil {
+			return ok, nil
 		}
 	}
-	return false, nil
+	return procListensOn(pid, port, inodes), nil
+}
+
+// procListensOn is ListensOn read from /proc/PID/net/tcp{,6}, which show pid's network namespace.
+func procListensOn(pid, port int, inodes map[string]bool) bool {
+	for _, e := range TCPEntries(pid) {
+		if e.State == TCPListen && e.LocalPort == port && inodes[e.Inode] {
+			return true
+		}
+	}
+	return false
 }
 
 // SocketInodes returns the inodes of the sockets process pid has open.

@@ -20,6 +20,9 @@ const helperEnv = "LOCKCHECK_PROC_TEST_HELPER"
 
 // TestMain doubles as a helper parent process when re-executed with helperEnv set.
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(listenHelperEnv); spec != "" {
+		listenHelper(spec)
+	}
 	switch os.Getenv(helperEnv) {
 	case "":
 	case "parent":

@@ -27,6 +27,9 @@ func init() { services.Register(Kind{}) }
 // Name is "etcd": what etcd lock designs name as their Service.
 func (Kind) Name() string { return locks.Etcd }
 
+// QuorumSize: deployments run three (services.Quorum).
+func (Kind) QuorumSize() int { return 3 }
+
 // Ports by name, and their numbers in a container.
 const (
 	ClientPort = "client"

@@ -39,6 +39,9 @@ func init() { services.Register(Kind{}) }
 // Name is "zookeeper".
 func (Kind) Name() string { return locks.ZooKeeper }
 
+// QuorumSize: deployments run three (services.Quorum).
+func (Kind) QuorumSize() int { return 3 }
+
 // Ports by name, and their numbers in a container.
 const (
 	ClientPort   = "client"
