@@ -63,7 +63,7 @@ func run() int {
 	var skip string
 	flag.StringVar(&c.out, "out", "results/BENCH.md", "where to write the report")
 	flag.BoolVar(&c.quick, "quick", false, "small counts, for trying the command out (figures are rough)")
-	flag.StringVar(&skip, "skip", "", "comma-separated figure numbers (1-10) to leave out")
+	flag.StringVar(&skip, "skip", "", "comma-separated figure numbers (1-12) to leave out")
 	flag.StringVar(&c.lockTime, "lock-benchtime", "200ms", "-benchtime of each lock cycle benchmark")
 	flag.IntVar(&c.lockCount, "lock-count", 3, "-count of the lock cycle benchmarks")
 	flag.IntVar(&c.checkerCount, "checker-count", 3, "-count of the checker benchmarks, and rounds of figure 7")
@@ -149,6 +149,7 @@ func run() int {
 		{5, suiteWallTime},
 		{9, huntVersusRandom},
 		{11, timeToVerdict},
+		{12, cellCPU},
 	}
 	failed := false
 	for _, f := range figures {
@@ -203,6 +204,7 @@ var titles = map[int]string{
 	9:  "Finding violations: random versus hunt",
 	10: "Mutants caught",
 	11: "Time to verdict",
+	12: "CPU per matrix cell, by family",
 }
 
 // self is this executable, which runs workers with `worker`.

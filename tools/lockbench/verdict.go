@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -156,15 +155,11 @@ func matrixSerialVersusParallel(ctx context.Context, c config, bin string) (stri
 		if err != nil && exitCode(err) != 1 {
 			return b.String(), fmt.Errorf("matrix --parallel %d: %v\n%s", p, err, tail(string(out), 1500))
 		}
-		raw, err := os.ReadFile(filepath.Join(results, "matrix", "latest", matrix.JSONFile))
+		m, err := latestMatrix(results)
 		if err != nil {
 			return b.String(), err
 		}
-		var m matrix.Matrix
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return b.String(), err
-		}
-		grids[p] = &m
+		grids[p] = m
 		fmt.Fprintf(&b, "| %d | %s | %s |\n", p, took.Round(time.Second), load)
 	}
 	var differ []string
