@@ -87,21 +87,16 @@ func TestFromRunPinsFaultsWhereTheyMattered(t *testing.T) {
 // point it was aimed at, in the hold with a waiter it came in: as the second such hold began.
 // Without its point it would hit whoever waits first, at the start of the run.
 func TestFromRunPinsAWaiterSilencedThroughAReleaseToItsHoldsPoint(t *testing.T) {
-	ms := func(n int64) int64 { return 1_000_000_000 + n*int64(time.Millisecond) }
+	ms := atMs
 	c1, c2, c3, nem := history.Client(1), history.Client(2), history.Client(3), history.Nemesis
-	events := []history.Event{
-		{Time: ms(0), Process: history.Controller, Type: history.Note, F: history.Start},
-		{Time: ms(0), Process: c1, Type: history.Invoke, F: history.Acquire, Op: 1},
-		{Time: ms(10), Process: c1, Type: history.OK, F: history.Acquire, Op: 1},
-		{Time: ms(50), Process: c2, Type: history.Invoke, F: history.Acquire, Op: 1},
-		{Time: ms(100), Process: c3, Type: history.Invoke, F: history.Acquire, Op: 1},
+	events := append(queuedBehindClient1(), []history.Event{
 		{Time: ms(4010), Process: c1, Type: history.Invoke, F: history.Release, Op: 2},
 		{Time: ms(4015), Process: c1, Type: history.OK, F: history.Release, Op: 2},
 		{Time: ms(4020), Process: c2, Type: history.OK, F: history.Acquire, Op: 1},
 		{Time: ms(4023), Process: nem, Type: history.Invoke, F: history.Partition, Op: 1, Target: c3, As: nemesis.Waiter,
 			Point: nemesis.HoldBegins, Duration: int64(4 * time.Second), Params: []byte(`{"mode":"drop"}`)},
 		{Time: ms(8023), Process: nem, Type: history.OK, F: history.Partition, Op: 1, Target: c3},
-	}
+	}...)
 	sc, err := scenarios.New(scenarios.Scenario{Name: "hunt", Lock: "set-nx-px", Clients: 3, TTL: scenarios.Duration(2 * time.Second),
 		Duration: scenarios.Duration(30 * time.Second), Nemesis: []scenarios.Entry{{Random: &nemesis.Random{Mode: nemesis.ModeHunt,
 			Faults: []string{"partition"}}}}})
@@ -125,14 +120,9 @@ func TestFromRunPinsAWaiterSilencedThroughAReleaseToItsHoldsPoint(t *testing.T) 
 // waiter and stayed frozen through its holder's release: pinned as a waiter silenced through a
 // release, at that hold's end. A waiter frozen while nobody let go keeps its time.
 func TestFromRunPinsALongestWaiterFrozenThroughAReleaseToTheHoldsEnd(t *testing.T) {
-	ms := func(n int64) int64 { return 1_000_000_000 + n*int64(time.Millisecond) }
+	ms := atMs
 	c1, c2, c3, nem := history.Client(1), history.Client(2), history.Client(3), history.Nemesis
-	events := []history.Event{
-		{Time: ms(0), Process: history.Controller, Type: history.Note, F: history.Start},
-		{Time: ms(0), Process: c1, Type: history.Invoke, F: history.Acquire, Op: 1},
-		{Time: ms(10), Process: c1, Type: history.OK, F: history.Acquire, Op: 1},
-		{Time: ms(50), Process: c2, Type: history.Invoke, F: history.Acquire, Op: 1},
-		{Time: ms(100), Process: c3, Type: history.Invoke, F: history.Acquire, Op: 1},
+	events := append(queuedBehindClient1(), []history.Event{
 		{Time: ms(1000), Process: nem, Type: history.Invoke, F: history.Pause, Op: 1, Target: c3, As: nemesis.Waiter,
 			Duration: int64(500 * time.Millisecond)},
 		{Time: ms(1500), Process: nem, Type: history.OK, F: history.Pause, Op: 1, Target: c3},
@@ -141,7 +131,7 @@ func TestFromRunPinsALongestWaiterFrozenThroughAReleaseToTheHoldsEnd(t *testing.
 		{Time: ms(2510), Process: c1, Type: history.Invoke, F: history.Release, Op: 2},
 		{Time: ms(2515), Process: c1, Type: history.OK, F: history.Release, Op: 2},
 		{Time: ms(3950), Process: nem, Type: history.OK, F: history.Pause, Op: 2, Target: c2},
-	}
+	}...)
 	sc, err := scenarios.New(scenarios.Scenario{Name: "hunt", Lock: "zk", Clients: 3, TTL: scenarios.Duration(time.Second),
 		Duration: scenarios.Duration(30 * time.Second), Nemesis: []scenarios.Entry{{Random: &nemesis.Random{Mode: nemesis.ModeHunt,
 			Faults: []string{"pause"}}}}})
@@ -157,5 +147,21 @@ func TestFromRunPinsALongestWaiterFrozenThroughAReleaseToTheHoldsEnd(t *testing.
 	}
 	if f := r.Anchored.Nemesis[1].Fault; f.Target != nemesis.Waiter || f.Point != "before-write" || f.Occurrence != 1 || f.At != 0 {
 		t.Fatalf("the pause of client-2 through client-1's release became %+v; want the longest waiter at the first hold's before-write", f)
+	}
+}
+
+// atMs is the CLOCK_MONOTONIC time n ms into a test history.
+func atMs(n int64) int64 { return 1_000_000_000 + n*int64(time.Millisecond) }
+
+// queuedBehindClient1 starts a test history: client-1 holds from 10 ms, client-2 waits from
+// 50 ms, client-3 from 100 ms.
+func queuedBehindClient1() []history.Event {
+	c1, c2, c3 := history.Client(1), history.Client(2), history.Client(3)
+	return []history.Event{
+		{Time: atMs(0), Process: history.Controller, Type: history.Note, F: history.Start},
+		{Time: atMs(0), Process: c1, Type: history.Invoke, F: history.Acquire, Op: 1},
+		{Time: atMs(10), Process: c1, Type: history.OK, F: history.Acquire, Op: 1},
+		{Time: atMs(50), Process: c2, Type: history.Invoke, F: history.Acquire, Op: 1},
+		{Time: atMs(100), Process: c3, Type: history.Invoke, F: history.Acquire, Op: 1},
 	}
 }
