@@ -149,3 +149,29 @@ type standIn struct {
 }
 
 func (s *standIn) StandsFor() (any, error) { return s.stands, s.err }
+
+// Every flip lands half past a wall-clock second, halfway between two of libfaketime's reads, and
+// two flips never share a second, whatever the period (at least the minimum) and start.
+func TestStrobeFlipsFallHalfPastASecondEachInItsOwn(t *testing.T) {
+	base := time.Date(2026, 11, 29, 7, 0, 0, 0, time.UTC)
+	for _, start := range []time.Duration{0, time.Millisecond, 499 * time.Millisecond, 500 * time.Millisecond, 501 * time.Millisecond, 999 * time.Millisecond} {
+		for _, period := range []time.Duration{time.Second, 1200 * time.Millisecond, 1999 * time.Millisecond, 3 * time.Second} {
+			first := base.Add(start)
+			prev := first
+			for k := 1; k <= 20; k++ {
+				due := first.Add(time.Duration(k) * period)
+				at := flipAt(due, period)
+				if at.Before(due) || at.Sub(due) >= time.Second {
+					t.Fatalf("start +%v, period %v: flip %d due %v written at %v", start, period, k, due, at)
+				}
+				if at.Nanosecond() != 5e8 {
+					t.Fatalf("start +%v, period %v: flip %d at %v, not half past a second", start, period, k, at)
+				}
+				if at.Sub(prev) < time.Second {
+					t.Fatalf("start +%v, period %v: flips %v and %v share a second", start, period, prev, at)
+				}
+				prev = at
+			}
+		}
+	}
+}

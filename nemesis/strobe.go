@@ -16,6 +16,24 @@ import (
 // providers/faketime), so a faster strobe would skip flips.
 const minStrobePeriod = time.Second
 
+// flipAt is when to write a flip due at due: the first half past a wall-clock second at or after
+// it. libfaketime re-reads its file at the first time call of each second, so a flip written near
+// that boundary is read in the second it was due or the next, at random; with a 1 s period two
+// reads in a row could then see the same side, and the clock stood still for seconds (1 run in
+// 10 of nemesis's strobe test). Half a second from both reads, every flip is seen once, at most
+// 0.6 s late. The period is kept on average; a whole-second period exactly. A period under the
+// minimum (a unit test's clock of its own; Check refuses it otherwise) is kept as it is.
+func flipAt(due time.Time, period time.Duration) time.Time {
+	if period < minStrobePeriod {
+		return due
+	}
+	half := due.Truncate(time.Second).Add(time.Second / 2)
+	if half.Before(due) {
+		half = half.Add(time.Second)
+	}
+	return half
+}
+
 // StrobeParams are a strobe's own fields.
 type StrobeParams struct {
 	Offset yamltime.Signed   `yaml:"offset" json:"offset,omitempty"` // the clock flips between true time and true time + Offset...
@@ -82,7 +100,12 @@ func (n *Nemesis) strobe(f Fault, p StrobeParams, _ bool) {
 		defer t.Stop()
 		end = t.C
 	}
-	tick := time.NewTicker(d(p.Period))
+	first := time.Now()
+	flips := 0
+	next := func() time.Duration {
+		return time.Until(flipAt(first.Add(time.Duration(flips+1)*d(p.Period)), d(p.Period)))
+	}
+	tick := time.NewTimer(next())
 	defer tick.Stop()
 	ahead := true
 	done := n.end(f, op)
@@ -91,6 +114,8 @@ loop:
 	for {
 		select {
 		case <-tick.C:
+			flips++
+			tick.Reset(next())
 			ahead = !ahead
 			set := trueClock
 			if ahead {

@@ -48,7 +48,7 @@ nemesis:
 	o.OnEvent = func(e history.Event) { // called from several goroutines
 		if e.Process == history.Nemesis && e.Type == history.Invoke {
 			if inForce.Add(1) == 6 {
-				time.AfterFunc(1500*time.Millisecond, cancel) // mid-fault: a strobe flip or two in
+				time.AfterFunc(1500*time.Millisecond, cancel) // mid-fault: a strobe flip written or due
 			}
 		}
 	}
