@@ -48,9 +48,10 @@ const Clients = 4
 
 // Scenario builds the hunt's scenario: four clients on a short lease (400 ms, or the service's
 // shortest), a replicated service's usual ensemble (three ZooKeeper or etcd nodes), 50 ms holds
-// and 10 ms think, and one package of the listed kinds. Clock steps are drawn up to ±5 TTLs, delays up to 2 TTLs. Random mode draws any client every 1.5 TTLs on
-// average, for 0.5–2.5 TTLs (the shape of scenarios/debate/k2-random-pauses-set-nx-px.yaml); hunt
-// mode uses its defaults (every 2 TTLs, 1.2–3 TTLs, aimed by the lock's state).
+// and 10 ms think, and one package of the listed kinds. Clock steps are drawn up to ±5 TTLs,
+// delays up to 2 TTLs. Random mode draws any client every 1.5 TTLs on average, for 0.5–2.5 TTLs
+// (the shape of scenarios/debate/k2-random-pauses-set-nx-px.yaml); hunt mode uses its defaults
+// (every 2 TTLs, 1.2–3 TTLs, aimed by the lock's state).
 func Scenario(s Spec) (*scenarios.Scenario, error) {
 	if len(s.Faults) == 0 {
 		s.Faults = DefaultFaults

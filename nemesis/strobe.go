@@ -100,12 +100,8 @@ func (n *Nemesis) strobe(f Fault, p StrobeParams, _ bool) {
 		defer t.Stop()
 		end = t.C
 	}
-	first := time.Now()
-	flips := 0
-	next := func() time.Duration {
-		return time.Until(flipAt(first.Add(time.Duration(flips+1)*d(p.Period)), d(p.Period)))
-	}
-	tick := time.NewTimer(next())
+	due := time.Now().Add(d(p.Period)) // the next flip's, before flipAt places it
+	tick := time.NewTimer(time.Until(flipAt(due, d(p.Period))))
 	defer tick.Stop()
 	ahead := true
 	done := n.end(f, op)
@@ -114,8 +110,8 @@ loop:
 	for {
 		select {
 		case <-tick.C:
-			flips++
-			tick.Reset(next())
+			due = due.Add(d(p.Period))
+			tick.Reset(time.Until(flipAt(due, d(p.Period))))
 			ahead = !ahead
 			set := trueClock
 			if ahead {

@@ -35,16 +35,8 @@ func TestFromRunPinsFaultsWhereTheyMattered(t *testing.T) {
 			Duration: int64(time.Second)},
 		{Time: ms(4000), Process: nem, Type: history.OK, F: history.Pause, Op: 3, Target: c3},
 	}
-	sc, err := scenarios.New(scenarios.Scenario{Name: "hunt", Lock: "set-nx-px", Clients: 4, TTL: scenarios.Duration(400 * time.Millisecond),
-		Duration: scenarios.Duration(30 * time.Second), Nemesis: []scenarios.Entry{{Random: &nemesis.Random{Mode: nemesis.ModeHunt,
-			Faults: []string{"pause", "clock"}, MaxOffset: scenarios.TTLs(5)}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := FromRun(sc, events, ms(1000))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := fromHunt(t, "set-nx-px", 4, 400*time.Millisecond, nemesis.Random{Faults: []string{"pause", "clock"}, MaxOffset: scenarios.TTLs(5)},
+		events, ms(1000))
 	if r.Applied != 2 || r.Later != 1 || len(r.Anchored.Nemesis) != 2 || len(r.Timed.Nemesis) != 2 {
 		t.Fatalf("applied %d, later %d, anchored %d, timed %d; want 2, 1, 2, 2", r.Applied, r.Later, len(r.Anchored.Nemesis), len(r.Timed.Nemesis))
 	}
@@ -97,16 +89,7 @@ func TestFromRunPinsAWaiterSilencedThroughAReleaseToItsHoldsPoint(t *testing.T) 
 			Point: nemesis.HoldBegins, Duration: int64(4 * time.Second), Params: []byte(`{"mode":"drop"}`)},
 		{Time: ms(8023), Process: nem, Type: history.OK, F: history.Partition, Op: 1, Target: c3},
 	}...)
-	sc, err := scenarios.New(scenarios.Scenario{Name: "hunt", Lock: "set-nx-px", Clients: 3, TTL: scenarios.Duration(2 * time.Second),
-		Duration: scenarios.Duration(30 * time.Second), Nemesis: []scenarios.Entry{{Random: &nemesis.Random{Mode: nemesis.ModeHunt,
-			Faults: []string{"partition"}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := FromRun(sc, events, ms(9000))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := fromHunt(t, "set-nx-px", 3, 2*time.Second, nemesis.Random{Faults: []string{"partition"}}, events, ms(9000))
 	f := r.Anchored.Nemesis[0].Fault
 	if f.Target != nemesis.Waiter || f.Point != nemesis.HoldBegins || f.Occurrence != 1 || f.At != 0 {
 		t.Fatalf("the waiter's cut became %+v; want the longest waiter as the first hold with a waiter began", f)
@@ -132,16 +115,7 @@ func TestFromRunPinsALongestWaiterFrozenThroughAReleaseToTheHoldsEnd(t *testing.
 		{Time: ms(2515), Process: c1, Type: history.OK, F: history.Release, Op: 2},
 		{Time: ms(3950), Process: nem, Type: history.OK, F: history.Pause, Op: 2, Target: c2},
 	}...)
-	sc, err := scenarios.New(scenarios.Scenario{Name: "hunt", Lock: "zk", Clients: 3, TTL: scenarios.Duration(time.Second),
-		Duration: scenarios.Duration(30 * time.Second), Nemesis: []scenarios.Entry{{Random: &nemesis.Random{Mode: nemesis.ModeHunt,
-			Faults: []string{"pause"}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := FromRun(sc, events, ms(5000))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := fromHunt(t, "zk", 3, time.Second, nemesis.Random{Faults: []string{"pause"}}, events, ms(5000))
 	if f := r.Anchored.Nemesis[0].Fault; f.Target != nemesis.Waiter || f.Point != "" || f.At.D() != time.Second {
 		t.Errorf("the pause of client-3 (not the longest waiter, nobody let go) became %+v; want a waiter at 1s", f)
 	}
@@ -164,4 +138,21 @@ func queuedBehindClient1() []history.Event {
 		{Time: atMs(50), Process: c2, Type: history.Invoke, F: history.Acquire, Op: 1},
 		{Time: atMs(100), Process: c3, Type: history.Invoke, F: history.Acquire, Op: 1},
 	}
+}
+
+// fromHunt replays events of a 30 s hunt run of lock (clients, ttl, the hunt package r) whose
+// violation came at violation.
+func fromHunt(t *testing.T, lock string, clients int, ttl time.Duration, r nemesis.Random, events []history.Event, violation int64) Replay {
+	t.Helper()
+	r.Mode = nemesis.ModeHunt
+	sc, err := scenarios.New(scenarios.Scenario{Name: "hunt", Lock: lock, Clients: clients, TTL: scenarios.Duration(ttl),
+		Duration: scenarios.Duration(30 * time.Second), Nemesis: []scenarios.Entry{{Random: &r}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := FromRun(sc, events, violation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
