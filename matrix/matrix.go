@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/admission"
 	"github.com/lockcheck/lockcheck/internal/shard"
 	"github.com/lockcheck/lockcheck/locks"
@@ -191,14 +192,18 @@ func Run(ctx context.Context, o Options) (*Matrix, error) {
 		go func() {
 			defer wg.Done()
 			for {
-				if gate != nil && gate.Wait(ctx) != nil {
-					return
+				var admitted admission.Job
+				if gate != nil {
+					var err error
+					if admitted, err = gate.Wait(ctx); err != nil {
+						return
+					}
 				}
 				mu.Lock()
 				if next == len(jobs) || ctx.Err() != nil {
 					mu.Unlock()
 					if gate != nil {
-						gate.Done()
+						admitted.Done()
 					}
 					return
 				}
@@ -206,10 +211,14 @@ func Run(ctx context.Context, o Options) (*Matrix, error) {
 				next++
 				mu.Unlock()
 				started := time.Now()
-				out, interrupted := runOnce(ctx, j.cell, o)
+				ro := o
+				if gate != nil {
+					ro.Runner.OnEvent = readyAtStart(admitted, o.Runner.OnEvent)
+				}
+				out, interrupted := runOnce(ctx, j.cell, ro)
 				took := time.Since(started)
 				if gate != nil {
-					gate.Done()
+					admitted.Done()
 				}
 				mu.Lock()
 				if !interrupted {
@@ -309,6 +318,19 @@ func (p *pending) finish() {
 }
 
 // runOnce runs one of a cell's runs; interrupted says the run was cut short and counts for nothing.
+// readyAtStart tells the gate a run's start-up is over when its clock starts (the start note,
+// written once its servers and clients are up), and passes every event on to next.
+func readyAtStart(j admission.Job, next func(history.Event)) func(history.Event) {
+	return func(e history.Event) {
+		if e.Process == history.Controller && e.F == history.Start {
+			j.Ready()
+		}
+		if next != nil {
+			next(e)
+		}
+	}
+}
+
 func runOnce(ctx context.Context, p *pending, o Options) (Outcome, bool) {
 	res, err := runner.Run(ctx, p.sc, o.Runner)
 	var out Outcome

@@ -53,8 +53,8 @@ and outside that order n/a (the fault does not apply) and error (the harness fai
 
 Cells run side by side (each run has its own servers, ports and run folder; a run mostly waits):
 --parallel auto, the default, starts a run while the machine's cores were less than 60% busy
-over the last second, a second after the previous start, up to 5 runs a core, longest cells
-first; --parallel N runs N at a time, and --parallel 1 one after another, the quiet condition.
+over the last second, once the previous run's servers and clients are up (or a second after it
+started), up to 5 runs a core, longest cells first; --parallel N runs N at a time, and --parallel 1 one after another, the quiet condition.
 
 As a CI gate: --require S fails (exit 1) unless every cell has status S or a better one in the
 order above: --require safe passes only safe cells, --require damaged safe and damaged ones,

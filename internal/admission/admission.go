@@ -1,9 +1,9 @@
 // Package admission admits jobs while the machine has CPU to spare. A matrix cell mostly waits
 // (holds, think times, leases), so a fixed number side by side either leaves two cores idle or,
 // when many cells start JVMs at once, starves the runs whose verdicts hang on being scheduled in
-// time. A Gate starts a job when the cores were less busy than a bound over the last second, no
-// sooner than a spacing after the previous start (a job's own start-up shows in the next
-// samples), and never more than a cap at once.
+// time. A Gate starts a job when the cores were less busy than a bound over the last second, once
+// the previous start's own start-up is over and shows in the samples (it said it was ready a
+// sample ago, or a spacing has passed since it started), and never more than a cap at once.
 package admission
 
 import (
@@ -29,6 +29,8 @@ type Gate struct {
 	running  int
 	peak     int
 	last     time.Time // the latest start
+	seq      int       // the latest start's number
+	readyAt  time.Time // when the latest start said it was ready; zero while it starts
 	samples  []Sample  // the last second's, oldest first
 	stop     chan struct{}
 	sampling bool
@@ -41,7 +43,8 @@ type Sample struct {
 }
 
 // Defaults, measured on 2 cores (docs/MATRIX.md): at 60 % busy the default grid ran up to ten
-// cells at once, and its cells' statuses stayed within what fixed settings had shown.
+// cells at once, and its cells' statuses stayed within what fixed settings had shown. A job that
+// never says it is ready (it failed first) holds the next start back DefaultSpacing at most.
 const (
 	DefaultBusy    = 0.6
 	DefaultSpacing = time.Second
@@ -49,39 +52,66 @@ const (
 	every          = 200 * time.Millisecond
 )
 
+// Job is one admitted job.
+type Job struct {
+	g   *Gate
+	seq int
+}
+
+// Ready says the job's start-up is over (its servers and clients are up): the next job may
+// start a sample later instead of a spacing later, if the cores allow. Safe to call more than
+// once and from any goroutine.
+func (j Job) Ready() {
+	j.g.mu.Lock()
+	defer j.g.mu.Unlock()
+	if j.seq == j.g.seq && j.g.readyAt.IsZero() {
+		j.g.readyAt = time.Now()
+	}
+}
+
+// Done says the job has ended.
+func (j Job) Done() {
+	j.Ready()
+	j.g.mu.Lock()
+	j.g.running--
+	j.g.mu.Unlock()
+}
+
 // New makes a gate of at most max jobs at once.
 func New(max int) *Gate {
 	return &Gate{max: max, busy: DefaultBusy, spacing: DefaultSpacing, read: ReadProcStat}
 }
 
-// Wait blocks until a job may start (or ctx ends), and counts it as running: call Done when it
-// ends. The first job starts at once, as does any job when none runs.
-func (g *Gate) Wait(ctx context.Context) error {
+// Wait blocks until a job may start (or ctx ends), and counts it as running: call the Job's
+// Ready when its start-up is over and Done when it ends. The first job starts at once, as does
+// any job when none runs.
+func (g *Gate) Wait(ctx context.Context) (Job, error) {
 	g.startSampling()
 	for {
 		g.mu.Lock()
 		now := time.Now()
-		if Admit(g.running, g.max, now.Sub(g.last), g.spacing, busyShare(g.samples), g.busy) {
+		if Admit(g.running, g.max, g.startedUp(now), busyShare(g.samples), g.busy) {
 			g.running++
 			g.peak = max(g.peak, g.running)
-			g.last = now
+			g.last, g.readyAt = now, time.Time{}
+			g.seq++
+			j := Job{g, g.seq}
 			g.mu.Unlock()
-			return nil
+			return j, nil
 		}
 		g.mu.Unlock()
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(every):
+			return Job{}, ctx.Err()
+		case <-time.After(every / 4):
 		}
 	}
 }
 
-// Done says a job admitted by Wait has ended.
-func (g *Gate) Done() {
-	g.mu.Lock()
-	g.running--
-	g.mu.Unlock()
+// startedUp reports whether the latest start's start-up shows in the samples: it said it was
+// ready at least a sample ago, or it started a spacing ago. Under g.mu.
+func (g *Gate) startedUp(now time.Time) bool {
+	return now.Sub(g.last) >= g.spacing || (!g.readyAt.IsZero() && now.Sub(g.readyAt) >= every)
 }
 
 // Peak is the most jobs that ran at once.
@@ -102,13 +132,13 @@ func (g *Gate) Close() {
 }
 
 // Admit is the rule: a job starts when none runs, or when fewer than max run, the previous
-// start is at least spacing ago, and the cores were busy less than bound (busy < 0: not known,
-// which admits nothing beyond the first job).
-func Admit(running, max int, sinceLast, spacing time.Duration, busy, bound float64) bool {
+// start's start-up shows in the samples (startedUp), and the cores were busy less than bound
+// (busy < 0: not known, which admits nothing beyond the first job).
+func Admit(running, max int, startedUp bool, busy, bound float64) bool {
 	switch {
 	case running == 0:
 		return true
-	case running >= max || sinceLast < spacing:
+	case running >= max || !startedUp:
 		return false
 	default:
 		return busy >= 0 && busy < bound

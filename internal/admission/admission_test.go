@@ -10,21 +10,61 @@ func TestAdmitStartsTheFirstJobAndHoldsBackOnBusyCores(t *testing.T) {
 	cases := []struct {
 		name       string
 		running    int
-		sinceLast  time.Duration
+		startedUp  bool
 		busy       float64
 		wantStarts bool
 	}{
-		{"none running, cores saturated", 0, 0, 1, true},
-		{"idle cores, spacing passed", 3, 2 * time.Second, 0.2, true},
-		{"busy cores", 3, 2 * time.Second, 0.7, false},
-		{"too soon after the last start", 3, 100 * time.Millisecond, 0.1, false},
-		{"at the cap", 8, 2 * time.Second, 0.1, false},
-		{"load not known yet", 1, 2 * time.Second, -1, false},
+		{"none running, cores saturated", 0, false, 1, true},
+		{"idle cores, the previous start-up over", 3, true, 0.2, true},
+		{"busy cores", 3, true, 0.7, false},
+		{"the previous job still starting", 3, false, 0.1, false},
+		{"at the cap", 8, true, 0.1, false},
+		{"load not known yet", 1, true, -1, false},
 	}
 	for _, c := range cases {
-		if got := Admit(c.running, 8, c.sinceLast, time.Second, c.busy, 0.6); got != c.wantStarts {
+		if got := Admit(c.running, 8, c.startedUp, c.busy, 0.6); got != c.wantStarts {
 			t.Errorf("%s: Admit = %v, want %v", c.name, got, c.wantStarts)
 		}
+	}
+}
+
+// A job that says it is ready lets the next one start a sample later; one that does not holds
+// it back the whole spacing; a Ready from an older job does not count for the latest.
+func TestGateStartsTheNextJobOnceThePreviousIsReady(t *testing.T) {
+	ticks := uint64(0)
+	g := New(8)
+	g.spacing = time.Hour
+	g.read = func() (Sample, error) { ticks += 100; return Sample{At: time.Now(), Idle: ticks}, nil }
+	defer g.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	first, err := g.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancelShort := context.WithTimeout(ctx, 600*time.Millisecond)
+	defer cancelShort()
+	if _, err := g.Wait(short); err == nil {
+		t.Fatal("a second job started while the first was still starting")
+	}
+	first.Ready()
+	began := time.Now()
+	second, err := g.Wait(ctx)
+	if err != nil {
+		t.Fatalf("no second job once the first was ready: %v", err)
+	}
+	if waited := time.Since(began); waited < every {
+		t.Errorf("the second job started %v after the first was ready, before a sample (%v) showed it", waited, every)
+	}
+	first.Ready() // the first again: it is not the latest start
+	short2, cancelShort2 := context.WithTimeout(ctx, 600*time.Millisecond)
+	defer cancelShort2()
+	if _, err := g.Wait(short2); err == nil {
+		t.Fatal("an older job's Ready let a third start while the second was still starting")
+	}
+	second.Done() // a job that ends is over its start-up too
+	if _, err := g.Wait(ctx); err != nil {
+		t.Fatalf("no third job once the second ended: %v", err)
 	}
 }
 
@@ -63,18 +103,23 @@ func TestGateAdmitsUpToItsCapOnIdleCores(t *testing.T) {
 	defer g.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	var first Job
 	for i := range 3 {
-		if err := g.Wait(ctx); err != nil {
+		j, err := g.Wait(ctx)
+		if err != nil {
 			t.Fatalf("job %d not admitted: %v", i+1, err)
+		}
+		if i == 0 {
+			first = j
 		}
 	}
 	short, cancelShort := context.WithTimeout(ctx, 600*time.Millisecond)
 	defer cancelShort()
-	if err := g.Wait(short); err == nil {
+	if _, err := g.Wait(short); err == nil {
 		t.Fatal("a fourth job was admitted beyond the cap of 3")
 	}
-	g.Done()
-	if err := g.Wait(ctx); err != nil {
+	first.Done()
+	if _, err := g.Wait(ctx); err != nil {
 		t.Fatalf("a job after one ended was not admitted: %v", err)
 	}
 	if g.Peak() != 3 {
@@ -91,12 +136,12 @@ func TestGateHoldsBackOnSaturatedCores(t *testing.T) {
 	defer g.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := g.Wait(ctx); err != nil {
+	if _, err := g.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
 	short, cancelShort := context.WithTimeout(ctx, 700*time.Millisecond)
 	defer cancelShort()
-	if err := g.Wait(short); err == nil {
+	if _, err := g.Wait(short); err == nil {
 		t.Fatal("a second job started while every core was busy")
 	}
 }

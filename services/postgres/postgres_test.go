@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
@@ -134,6 +135,41 @@ func TestServerRunsLocallyAsPostgresWithItsDataInTheRunFolder(t *testing.T) {
 	}
 	if alive(pid) {
 		t.Errorf("server %d outlived Stop", pid)
+	}
+}
+
+// A crash-restart starts the new server only once no process works in the data folder (a
+// backend of the killed server still exiting would keep its shared memory attached): here a
+// process of the test's own, whose working folder is the data folder, ends first. It runs as the
+// server's user, as a backend does (the look cannot see another user's working folder).
+func TestRestartWaitsForEveryProcessInTheDataFolder(t *testing.T) {
+	top, _ := start(t, passableTempDir(t), "")
+	n := top.Targets()[postgres.Node].(node)
+	lingering := exec.Command("sleep", "1.5")
+	lingering.Dir = filepath.Join(n.Dir(), "data")
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup(postgres.User)
+		if err != nil {
+			t.Fatal(err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		lingering.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	}
+	if err := lingering.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan struct{})
+	go func() { _ = lingering.Wait(); close(ended) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := n.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ended:
+	default:
+		t.Fatal("the restarted server is up while a process still works in its data folder")
 	}
 }
 
