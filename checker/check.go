@@ -96,6 +96,7 @@ func (l *Log) Check(opts Options) Verdict {
 	v.Collateral = l.collateral(v.Registers, b.start, lapses)
 	v.FaultFree = len(l.nemesis) == 0
 	v.Unexercised = l.unexercised(tl, ops, b, opts.AttemptBound)
+	v.Scheduling = l.scheduling(b.start)
 	v.Summary = summarize(v)
 	v.Outcome, v.Headline = Judge(v).Outcome, Headline(v)
 	return v

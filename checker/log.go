@@ -2,6 +2,7 @@ package checker
 
 import (
 	"slices"
+	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -36,6 +37,8 @@ type Log struct {
 	skewed   []string // clients whose clocks the scenario set off true time from the start
 
 	server string // what the lock servers ran (the start note's), "" when the service did not say
+
+	lates []lateWake // the clients' Late notes (scheduling.go)
 }
 
 // rec is one event.
@@ -185,6 +188,9 @@ func (l *Log) add(e *history.Event) {
 		if e.F == history.ClientDesign && e.Target != "" && history.ClockSetOff(e.Params) {
 			l.skewed = append(l.skewed, e.Target)
 		}
+	}
+	if e.Type == history.Note && e.F == history.Late && history.IsClient(e.Process) {
+		l.lates = append(l.lates, lateWake{client: e.Process, at: e.Time, late: time.Duration(e.Duration)})
 	}
 	if e.Type == history.OK && (e.Promise != 0 || e.Since != 0 || e.Session != "") && history.IsClient(e.Process) {
 		l.promised[opKey{l.id(e.Process), e.Op}] = promiseRec{promise: e.Promise, since: e.Since, session: l.id(e.Session)}

@@ -42,7 +42,11 @@ type Verdict struct {
 	// held the lock, the lock service never answered, fewer acquisitions than the scenario asks
 	// for): a clean verdict on such a run is no evidence, and it fails any expect block.
 	Inconclusive string `json:"inconclusive,omitempty"`
-	Summary      string `json:"summary"`
+	// Scheduling, when set, says how late the machine woke a client from its own waits outside
+	// every fault on it (scheduling.go): a verdict that hangs on timing weighs less on a machine
+	// that busy. Nil when no client woke late.
+	Scheduling *Scheduling `json:"scheduling,omitempty"`
+	Summary    string      `json:"summary"`
 	// Outcome is the verdict in one word (Judge), and Headline in a sentence.
 	Outcome  Outcome `json:"outcome"`
 	Headline string  `json:"headline"`

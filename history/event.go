@@ -34,6 +34,9 @@ const (
 	// killed with SIGKILL (invoke) and started again (ok).
 	Crash = "crash"
 	Lost  = "lost" // a client stopped believing it holds the lock: its validity ended, its session expired (note)
+	// A client woke from one of its own waits (a hold, a think time, a retry's backoff) later
+	// than it asked, by Duration (note, written as it woke): the machine did not run it on time.
+	Late = "late"
 	// Check: the holder asks its lock whether it still holds it before an access (ok: yes;
 	// fail: no, and a Lost note follows). Renew: the lock renewed its lease or session on its own
 	// (a watchdog, a keep-alive, a session's heartbeat), as the design reports it; ok: the

@@ -104,6 +104,8 @@ type worker struct {
 	op      atomic.Int64   // last operation id: renewals take theirs from the lock's own goroutines
 	cs      int64          // last critical section number
 	passes  map[string]int // how often each program point was passed
+	// lateNotes counts the Late notes written (wait; the client's one loop goroutine).
+	lateNotes int
 
 	armMu sync.Mutex
 	armed map[string]bool // points to stop at on each pass (StopAt.Every, then arm and disarm)
@@ -256,7 +258,7 @@ func (w *worker) point(name string) {
 
 // loop acquires and releases until stop, after delay (the client's place in the stagger).
 func (w *worker) loop(stop context.Context, delay time.Duration) error {
-	sleep(stop, delay)
+	w.wait(stop, delay)
 	for stop.Err() == nil {
 		token, held := w.acquire(stop)
 		if err := w.broken(); err != nil {
@@ -277,7 +279,7 @@ func (w *worker) loop(stop context.Context, delay time.Duration) error {
 		if err := w.broken(); err != nil {
 			return err
 		}
-		sleep(stop, w.cfg.Workload.Think.D())
+		w.wait(stop, w.cfg.Workload.Think.D())
 	}
 	return nil
 }
@@ -335,7 +337,7 @@ func (w *worker) acquire(stop context.Context) (*int64, bool) {
 		if wl.BackoffMax > wl.BackoffMin {
 			backoff += time.Duration(w.rng.Int64N(int64(wl.BackoffMax - wl.BackoffMin)))
 		}
-		if time.Now().Add(backoff).After(deadline) || !sleep(stop, backoff) {
+		if time.Now().Add(backoff).After(deadline) || !w.wait(stop, backoff) {
 			if unknown != nil {
 				w.complete(op, history.Info, history.Acquire, history.Event{Error: unknown.Error()})
 			} else {
@@ -416,7 +418,7 @@ func (w *worker) criticalSection(a resource.Access) {
 	}
 	w.complete(op, history.OK, history.Read, history.Event{CS: cs, Token: token, Registers: read})
 
-	time.Sleep(w.cfg.Workload.Hold.D())
+	w.wait(context.Background(), w.cfg.Workload.Hold.D())
 	if w.held == locks.ReadRole {
 		return // a read hold's section is read-only
 	}
@@ -474,6 +476,25 @@ func (w *worker) release() {
 // statements).
 func (w *worker) opContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 4*w.cfg.Workload.Timeout.D())
+}
+
+// Late notes: a wait that ends this much later than asked is written down (a timer fires a
+// millisecond or two late on an idle machine), at most maxLateNotes times a client.
+const (
+	lateNoteAfter = 20 * time.Millisecond
+	maxLateNotes  = 100
+)
+
+// wait is sleep, and writes a Late note when the machine woke the client lateNoteAfter or more
+// after it asked: the history then shows how busy the machine was, for the checker to weigh.
+func (w *worker) wait(stop context.Context, d time.Duration) bool {
+	began := time.Now()
+	full := sleep(stop, d)
+	if late := time.Since(began) - d; full && d > 0 && late >= lateNoteAfter && w.lateNotes < maxLateNotes {
+		w.lateNotes++
+		w.emit(history.Event{Type: history.Note, F: history.Late, Duration: int64(late)})
+	}
+	return full
 }
 
 // sleep waits d or until stop; it reports whether the full time passed.
