@@ -53,15 +53,28 @@ func (r *recorder) Errorf(format string, a ...any) {
 func TestBrokenLockIsFlagged(t *testing.T) {
 	r := &recorder{TB: t}
 	v := lockchecktest.Run(r, lockchecktest.Check{Lock: "careless-lease", Scenario: "pause-after-acquire", Expect: lockchecktest.Safe})
-	// Its release deletes whoever's key is there: once the frozen holder wakes and releases, a
-	// third client is told it holds beside the second, whose lease still runs: a broken promise,
-	// beyond the holder that outlived its own.
-	if v.Outcome != lockchecktest.Broken {
-		t.Errorf("careless-lease: outcome %s, want broken: %s", v.Outcome, v.Summary)
+	if v.Outcome != lockchecktest.Broken && v.Outcome != lockchecktest.Unsafe {
+		t.Errorf("careless-lease: outcome %s, want broken or unsafe: %s", v.Outcome, v.Summary)
 	}
-	if len(r.errors) != 1 || !strings.Contains(r.errors[0], "careless-lease under matrix-careless-lease-pause-after-acquire: broken, want safe") ||
+	if len(r.errors) != 1 || !strings.Contains(r.errors[0], fmt.Sprintf("careless-lease under matrix-careless-lease-pause-after-acquire: %s, want safe", v.Outcome)) ||
 		!strings.Contains(r.errors[0], "run folder: ") {
 		t.Errorf("want one test error naming the lock, the outcome and the run folder, got %q", r.errors)
+	}
+}
+
+// Its release deletes whoever's key is there: once the frozen holder wakes and releases, a third
+// client is told it holds beside the second, whose lease still runs: a broken promise, beyond
+// the holder that outlived its own. The release lands inside another client's 100 ms hold in most
+// runs, and in a gap between two holds in about one in ten on a loaded machine (no promise is
+// broken then): one run in five must show it.
+func TestCarelessReleaseBreaksThePromise(t *testing.T) {
+	v, err := lockchecktest.Verify(context.Background(), lockchecktest.Check{Lock: "careless-lease", Scenario: "pause-after-acquire",
+		Expect: lockchecktest.Broken, Count: 5, Results: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Matched == 0 {
+		t.Errorf("careless-lease: no run of %d broken; the last: %s: %s (run folder %s)", v.Runs, v.Outcome, v.Summary, v.Dir)
 	}
 }
 
