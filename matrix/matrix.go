@@ -202,9 +202,7 @@ func Run(ctx context.Context, o Options) (*Matrix, error) {
 				mu.Lock()
 				if next == len(jobs) || ctx.Err() != nil {
 					mu.Unlock()
-					if gate != nil {
-						admitted.Done()
-					}
+					admitted.Done()
 					return
 				}
 				j := jobs[next]
@@ -217,9 +215,7 @@ func Run(ctx context.Context, o Options) (*Matrix, error) {
 				}
 				out, interrupted := runOnce(ctx, j.cell, ro)
 				took := time.Since(started)
-				if gate != nil {
-					admitted.Done()
-				}
+				admitted.Done()
 				mu.Lock()
 				if !interrupted {
 					j.cell.outcomes[j.i], j.cell.ran[j.i] = out, true
@@ -317,7 +313,6 @@ func (p *pending) finish() {
 	p.cell.summarise()
 }
 
-// runOnce runs one of a cell's runs; interrupted says the run was cut short and counts for nothing.
 // readyAtStart tells the gate a run's start-up is over when its clock starts (the start note,
 // written once its servers and clients are up), and passes every event on to next.
 func readyAtStart(j admission.Job, next func(history.Event)) func(history.Event) {
@@ -331,6 +326,7 @@ func readyAtStart(j admission.Job, next func(history.Event)) func(history.Event)
 	}
 }
 
+// runOnce runs one of a cell's runs; interrupted says the run was cut short and counts for nothing.
 func runOnce(ctx context.Context, p *pending, o Options) (Outcome, bool) {
 	res, err := runner.Run(ctx, p.sc, o.Runner)
 	var out Outcome

@@ -52,7 +52,7 @@ const (
 	every          = 200 * time.Millisecond
 )
 
-// Job is one admitted job.
+// Job is one admitted job; its zero value (no gate) does nothing.
 type Job struct {
 	g   *Gate
 	seq int
@@ -62,6 +62,9 @@ type Job struct {
 // start a sample later instead of a spacing later, if the cores allow. Safe to call more than
 // once and from any goroutine.
 func (j Job) Ready() {
+	if j.g == nil {
+		return
+	}
 	j.g.mu.Lock()
 	defer j.g.mu.Unlock()
 	if j.seq == j.g.seq && j.g.readyAt.IsZero() {
@@ -71,6 +74,9 @@ func (j Job) Ready() {
 
 // Done says the job has ended.
 func (j Job) Done() {
+	if j.g == nil {
+		return
+	}
 	j.Ready()
 	j.g.mu.Lock()
 	j.g.running--
