@@ -266,3 +266,7 @@ func splitHostPort(addr string) (string, uint16, error) {
 	port, err := strconv.ParseUint(p, 10, 16)
 	return host, uint16(port), err
 }
+
+// MariaDBLockTables are the tables the MariaDB designs keep a row per lock in, by method_name
+// (the lock's key): what a run removes from a server it did not start.
+var MariaDBLockTables = []string{"method_lock", "method_lock_row"}

@@ -8,17 +8,29 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/admission"
+	"github.com/lockcheck/lockcheck/internal/rundir"
 	"github.com/lockcheck/lockcheck/internal/shard"
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/runner"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/services"
 )
+
+// KeptServersDir, under the results folder, holds the folders of the lock services a grid kept
+// warm across runs (Options.Warm), one folder per grid: their servers' logs.
+const KeptServersDir = "kept-servers"
+
+// keptIdle is how long a kept service waits for its next run before it is stopped: the grid
+// runs the cells of one layout one after another.
+const keptIdle = 10 * time.Second
 
 // Options choose the grid and how to run it.
 type Options struct {
@@ -35,7 +47,10 @@ type Options struct {
 	// longest cells start first, so that the grid does not end waiting for one that started last.
 	Parallel int
 	Auto     bool
-	Runner   runner.Options
+	// Warm keeps the lock service of a run no fault touched for the next run of the same layout
+	// (services.Warm), in RESULTS/kept-servers/<time>/, unless Runner already has a keeper.
+	Warm   bool
+	Runner runner.Options
 	// OnCell is told about each cell as soon as it is done (progress output).
 	OnCell func(done, total int, c Cell)
 }
@@ -63,6 +78,10 @@ type Matrix struct {
 	// that were not there (their cells are absent).
 	Merged        int      `json:"merged_shards,omitempty"`
 	MissingShards []string `json:"missing_shards,omitempty"`
+	// With Options.Warm: the lock services started to be kept across runs, and the runs that got
+	// a kept one.
+	ServicesKept   int `json:"services_kept,omitempty"`
+	ServicesReused int `json:"services_reused,omitempty"`
 
 	// Baseline says what the cells were gated against (lockcheck matrix --baseline,
 	// --baseline-lock), and Regressions the cells that got worse than it (compare.go).
@@ -181,6 +200,30 @@ func Run(ctx context.Context, o Options) (*Matrix, error) {
 			finish(p)
 		}
 	}
+	if o.Warm && o.Runner.Warm == nil {
+		dir, err := rundir.New(filepath.Join(m.ResultsDir, KeptServersDir), started)
+		if err != nil {
+			return nil, fmt.Errorf("create the kept servers' folder: %w", err)
+		}
+		warm := services.NewWarm(dir, keptIdle, o.Runner.Logger)
+		o.Runner.Warm = warm
+		defer func() {
+			if err := warm.Close(); err != nil && o.Runner.Logger != nil {
+				o.Runner.Logger.Warn("stop the servers kept warm", "err", err)
+			}
+			m.ServicesKept, m.ServicesReused = warm.Counts()
+		}()
+	}
+	// Cells on the same servers go one after another, so that a service kept warm is taken
+	// before it idles out (the rows of one service are apart in the grid: redisson is far from
+	// set-nx-px).
+	first := map[string]int{}
+	for _, j := range jobs {
+		if _, ok := first[j.cell.layout()]; !ok {
+			first[j.cell.layout()] = len(first)
+		}
+	}
+	slices.SortStableFunc(jobs, func(a, b job) int { return cmp.Compare(first[a.cell.layout()], first[b.cell.layout()]) })
 	var gate *admission.Gate
 	if o.Auto {
 		gate = admission.New(o.Parallel)
@@ -283,6 +326,15 @@ func (p *pending) length() time.Duration {
 		return 0
 	}
 	return p.sc.Duration.Resolve(p.sc.TTL.D()).D()
+}
+
+// layout names the servers the cell's scenario runs on: its service and nodes.
+func (p *pending) layout() string {
+	if p.sc == nil {
+		return ""
+	}
+	plan := p.sc.Plan()
+	return plan.Kind + ":" + strings.Join(plan.Nodes, ",")
 }
 
 func (p *pending) started() int {

@@ -148,6 +148,46 @@ func TestMeetsFollowsTheStrictOrder(t *testing.T) {
 	}
 }
 
+// Cells no fault touches, one after another on the same layout (a Redis server), share one lock
+// service: the second cell's run has the first's server, says where its logs are, and judges the
+// same as it would alone; the grid stops the service when it ends, leaving its log.
+func TestCellsOfOneLayoutShareAServiceKeptWarm(t *testing.T) {
+	results := t.TempDir()
+	o := Options{Locks: []string{"set-nx-px", "setnx-del"}, Faults: []string{"none"}, Parallel: 1, Warm: true,
+		Runner: runner.Options{ResultsDir: results, Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), workloads.TestWorkerEnv)}}
+	m, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ServicesKept != 1 || m.ServicesReused != 1 {
+		t.Errorf("%d service(s) kept, %d run(s) on a kept one; want 1 and 1", m.ServicesKept, m.ServicesReused)
+	}
+	var kept []string
+	for _, c := range m.Cells {
+		if c.Status != Safe {
+			t.Errorf("%s × %s: %s (%s), want safe", c.Lock, c.Fault, c.Status, c.Detail)
+		}
+		b, err := os.ReadFile(filepath.Join(c.Outcomes[0].Dir, runner.WarmFile))
+		if err != nil {
+			t.Fatalf("%s: %v", c.Lock, err)
+		}
+		kept = append(kept, strings.TrimSpace(string(b)))
+	}
+	if len(kept) != 2 || kept[0] != kept[1] || !strings.Contains(kept[0], KeptServersDir) {
+		t.Fatalf("the cells' servers ran in %q, want one folder under %s", kept, KeptServersDir)
+	}
+	server := filepath.Join(kept[0], "servers", "n1")
+	if _, err := os.Stat(filepath.Join(server, "redis.log")); err != nil {
+		t.Errorf("the kept server's log: %v", err)
+	}
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range cmdlines {
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), server) {
+			t.Errorf("a process still runs in the kept server's folder after the grid: %s %q", f, b)
+		}
+	}
+}
+
 // A small grid against real servers: a GC pause breaks set-nx-px but fencing rescues it; setnx-del
 // has no lease, so a pause does not break it, but a holder that dies leaves it stuck for good.
 // Runs admitted while the cores have time to spare, up to four (lockcheck matrix's default, auto):

@@ -88,6 +88,9 @@ func (m *Matrix) Markdown(w io.Writer, base string) {
 	if m.Auto {
 		fmt.Fprintf(w, ", up to %d runs side by side (--parallel auto)", m.Peak)
 	}
+	if m.ServicesReused > 0 {
+		fmt.Fprintf(w, ", %d run(s) on a lock service kept warm (%d kept)", m.ServicesReused, m.ServicesKept)
+	}
 	if m.Interrupted {
 		fmt.Fprint(w, " — INTERRUPTED, some cells were not run")
 	}

@@ -27,7 +27,7 @@ func TestProxiesOnlyOnLinksAFaultMayAct(t *testing.T) {
 			t.Fatal(err)
 		}
 		clients := sc.ClientNames()
-		s, err := startServers(context.Background(), sc, t.TempDir(), "", "", clients, slog.New(slog.DiscardHandler))
+		s, err := startServers(context.Background(), sc, t.TempDir(), "", "", clients, nil, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +35,7 @@ func TestProxiesOnlyOnLinksAFaultMayAct(t *testing.T) {
 		server := s.service.Endpoints("client-1").Nodes[0]
 		upstream := s.service.Instance.Upstream("n1")
 		resource := s.resourceAddr("client-1")
-		s.stop()
+		s.stop(true)
 		if c.proxied {
 			if want := len(clients) * 2; links != want || server == upstream || resource == s.resourceDirect() {
 				t.Errorf("%s: %d links (want %d), client-1 dials %s (server %s), the resource at %s", c.fault, links, want, server, upstream, resource)
@@ -63,7 +63,7 @@ func TestServersReachEachOtherDirectlyUnlessAFaultActsOnOne(t *testing.T) {
 			t.Fatal(err)
 		}
 		clients := sc.ClientNames()
-		s, err := startServers(context.Background(), sc, t.TempDir(), "", "", clients, slog.New(slog.DiscardHandler))
+		s, err := startServers(context.Background(), sc, t.TempDir(), "", "", clients, nil, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatalf("%s: %v", c.fault, err)
 		}
@@ -73,7 +73,7 @@ func TestServersReachEachOtherDirectlyUnlessAFaultActsOnOne(t *testing.T) {
 				peers++
 			}
 		}
-		s.stop()
+		s.stop(true)
 		if (peers > 0) != c.peers {
 			t.Errorf("%s: %d proxies between servers, want them: %v", c.fault, peers, c.peers)
 		}

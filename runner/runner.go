@@ -55,6 +55,9 @@ type Options struct {
 	// KeepData keeps the lock servers' data folders (services.DataDir) in the run folder of a
 	// run that passed; a run that failed or broke keeps them anyway, for whoever looks into it.
 	KeepData bool
+	// Warm, if set, keeps the lock service of a run no fault touched for the next run of the same
+	// layout (services.Warm); nil starts and stops a service for every run.
+	Warm *services.Warm
 }
 
 // ErrInterrupted marks a run cut short by its context (Ctrl-C). Its history is still judged.
@@ -221,7 +224,7 @@ func (r *run) startServers(ctx context.Context) error {
 		provider = r.o.Provider
 	}
 	var err error
-	r.svc, err = startServers(ctx, r.sc, r.dir, provider, r.o.ProviderConfig, r.sc.ClientNames(), r.o.Logger)
+	r.svc, err = startServers(ctx, r.sc, r.dir, provider, r.o.ProviderConfig, r.sc.ClientNames(), r.o.Warm, r.o.Logger)
 	if err != nil {
 		return err
 	}
@@ -339,7 +342,7 @@ func (r *run) end(err error) error {
 	}
 	r.note(history.End, end)
 	if r.svc != nil {
-		r.svc.stop()
+		r.svc.stop(err == nil)
 	}
 	if cerr := r.hw.Close(); err == nil {
 		err = cerr

@@ -2,6 +2,7 @@ package services
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -29,6 +30,9 @@ type OneServer[S any] struct {
 	// transaction and inside one before it ends it (0: no limit), from the settings: a session
 	// lock's promise lasts that long from each statement (locks.ParamIdleLimit).
 	IdleLimits func(set S) (session, transaction time.Duration)
+	// Cleanup removes what a run wrote under key from the server at addr, for a server that
+	// outlives the run (Cleaner); nil: the kind cannot.
+	Cleanup func(ctx context.Context, addr, key string) error
 }
 
 // NoDatabaseClock is why a database server's clock is not set.
@@ -90,6 +94,14 @@ func (i oneServer[S]) Targets() map[string]nemesis.Target {
 }
 
 func (oneServer[S]) Stop() error { return nil }
+
+// Cleanup removes what a run wrote under key (OneServer.Cleanup).
+func (i oneServer[S]) Cleanup(ctx context.Context, key string) error {
+	if i.kind.Cleanup == nil {
+		return fmt.Errorf("the %s service cannot remove what a run wrote under %q", i.kind.Title, key)
+	}
+	return i.kind.Cleanup(ctx, i.node.Addr(i.kind.Port), key)
+}
 
 // CheckWhole reports each of lengths (server settings by name; 0 is unset) that is not a whole
 // number of unit, which the title's server counts in (unitName: "seconds").

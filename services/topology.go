@@ -48,6 +48,8 @@ type Topology struct {
 	Links    *proxies.Set
 
 	ownLinks bool
+	dir      string // Options.Dir
+	warmKey  string // the layout it may be kept for (Warm), when it may
 	stopOnce sync.Once
 	stopErr  error
 
@@ -78,7 +80,7 @@ func Start(ctx context.Context, plan *Plan, o Options) (*Topology, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	t := &Topology{Plan: plan, Links: o.Links}
+	t := &Topology{Plan: plan, Links: o.Links, dir: o.Dir}
 	if t.Links == nil {
 		t.Links, t.ownLinks = proxies.New(), true
 	}
@@ -177,6 +179,9 @@ func StartKind(ctx context.Context, spec Spec, o Options) (*Topology, error) {
 	}
 	return Start(ctx, plan, o)
 }
+
+// Dir is the folder the service's servers run in (Options.Dir).
+func (t *Topology) Dir() string { return t.dir }
 
 // Link is client's link to server, or nil.
 func (t *Topology) Link(client, server string) *proxies.Link { return t.Links.Link(client, server, "") }

@@ -55,6 +55,9 @@ Cells run side by side (each run has its own servers, ports and run folder; a ru
 --parallel auto, the default, starts a run while the machine's cores were less than 60% busy
 over the last second, once the previous run's servers and clients are up (or a second after it
 started), up to 5 runs a core, longest cells first; --parallel N runs N at a time, and --parallel 1 one after another, the quiet condition.
+A cell whose faults touch no server and no client's link gets the lock service an earlier cell of
+the same layout left (its keys removed) if one is idle, rather than starting its own; --warm=false
+starts every cell's servers afresh.
 
 As a CI gate: --require S fails (exit 1) unless every cell has status S or a better one in the
 order above: --require safe passes only safe cells, --require damaged safe and damaged ones,
@@ -160,6 +163,8 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 	f.Var(parallelFlag{&o}, "parallel",
 		"runs side by side (each has its own servers, ports and run folder): N, or auto (start a run while the cores are less than 60% busy, up to 5 a core); 1 runs one cell after another")
 	f.StringVar(&resultsDir, "results", "results", "folder for run folders and the matrix folder")
+	f.BoolVar(&o.Warm, "warm", true, "keep the lock service of a cell no fault touches running for the next cell of the same layout "+
+		"(its servers' logs go to RESULTS/"+matrix.KeptServersDir+"/); --warm=false starts every cell's servers afresh")
 	f.StringVar(&junitFile, "junit", "", "also write JUnit XML here: one test case per cell")
 	f.StringVar(&require, "require", "", "gate: every cell must have this status or a better one: "+checker.OutcomeNames()+" (exit 1 otherwise)")
 	addProviderFlag(cmd, &provider, &endpoints)

@@ -9,6 +9,7 @@ package mariadb
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,7 +28,8 @@ import (
 // Kind is the MariaDB lock service: one server, db1.
 var Kind = services.OneServer[Settings]{
 	Service: locks.MariaDB, Title: "MariaDB", Node: Node, Port: ClientPort, NoClock: services.NoDatabaseClock,
-	Params: map[string]string{locks.ParamDatabase: Database, locks.ParamUser: User},
+	Params:  map[string]string{locks.ParamDatabase: Database, locks.ParamUser: User},
+	Cleanup: cleanup,
 	Check: func(set Settings, bad services.Report) {
 		services.CheckWhole(bad, "MariaDB", time.Second, "seconds", map[string]yamltime.Duration{"wait_timeout": set.WaitTimeout,
 			"idle_transaction_timeout": set.IdleTransactionTimeout, "innodb_lock_wait_timeout": set.InnodbLockWaitTimeout})
@@ -169,6 +171,27 @@ func DSN(addr string, timeout time.Duration) string {
 	c.Timeout = timeout
 	return c.FormatDSN()
 }
+
+// cleanup deletes the rows the MariaDB designs keep under key (GET_LOCK's locks end with their
+// sessions); a table no run has made yet is fine.
+func cleanup(ctx context.Context, addr, key string) error {
+	db, err := sql.Open("mysql", DSN(addr, time.Second))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	for _, table := range locks.MariaDBLockTables {
+		_, err := db.ExecContext(ctx, "DELETE FROM "+table+" WHERE method_name = ?", key)
+		var me *mysql.MySQLError
+		if err != nil && !(errors.As(err, &me) && me.Number == noSuchTable) {
+			return fmt.Errorf("mariadb at %s: clean up %s: %w", addr, table, err)
+		}
+	}
+	return nil
+}
+
+// noSuchTable is MariaDB's ER_NO_SUCH_TABLE.
+const noSuchTable = 1146
 
 // Ping connects to the server at addr and runs a query in the lock database.
 func Ping(ctx context.Context, addr string) error {

@@ -28,6 +28,9 @@ import (
 var Kind = services.OneServer[Settings]{
 	Service: locks.PostgreSQL, Title: "PostgreSQL", Node: Node, Port: ClientPort, NoClock: services.NoDatabaseClock,
 	Params: map[string]string{locks.ParamDatabase: Database, locks.ParamUser: User},
+	// The PostgreSQL designs' advisory locks end with their sessions, and their token sequence is
+	// shared by every run (a token is compared only with tokens of the same run): nothing to remove.
+	Cleanup: func(context.Context, string, string) error { return nil },
 	Check: func(set Settings, bad services.Report) {
 		services.CheckWhole(bad, "PostgreSQL", time.Millisecond, "milliseconds", map[string]yamltime.Duration{
 			"idle_in_transaction_session_timeout": set.IdleInTransactionSessionTimeout, "idle_session_timeout": set.IdleSessionTimeout})

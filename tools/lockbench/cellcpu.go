@@ -46,10 +46,12 @@ func cellCPU(ctx context.Context, c config) (string, error) {
 	fmt.Fprintf(&b, "`lockcheck matrix --locks ROWS --faults %s --parallel 2`, n = 1 each; CPU is user + system of lockcheck and "+
 		"everything it started and reaped; the baseline, `lockcheck run %s` in the same call: %.1f CPU-s.\n\n",
 		cellFaults, baseline, base.Seconds())
-	b.WriteString("| family | rows | cells | CPU-s | CPU-s per cell | per cell ÷ baseline | wall |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("| family | rows | cells | CPU-s | CPU-s per cell | per cell ÷ baseline | wall | CPU-s with `--warm=false` | kept ÷ fresh |\n" +
+		"| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, f := range cellFamilies {
 		results := filepath.Join(c.results, "cellcpu-"+strings.ReplaceAll(f.locks, ",", "-"))
-		cpu, wall, err := cpuOf(ctx, lockcheck, "matrix", "--locks", f.locks, "--faults", cellFaults, "--parallel", "2", "--results", results)
+		args := []string{"matrix", "--locks", f.locks, "--faults", cellFaults, "--parallel", "2"}
+		cpu, wall, err := cpuOf(ctx, lockcheck, append(args, "--results", results)...)
 		if err != nil {
 			return b.String(), err
 		}
@@ -57,10 +59,15 @@ func cellCPU(ctx context.Context, c config) (string, error) {
 		if err != nil {
 			return b.String(), err
 		}
+		// The same cells with every cell's servers started afresh: what keeping them saves.
+		fresh, _, err := cpuOf(ctx, lockcheck, append(args, "--warm=false", "--results", results+"-fresh")...)
+		if err != nil {
+			return b.String(), err
+		}
 		n := max(1, len(m.Cells))
 		per := cpu / time.Duration(n)
-		fmt.Fprintf(&b, "| %s | `%s` | %d | %.1f | %.2f | %.2f | %s |\n", f.name, f.locks, len(m.Cells), cpu.Seconds(),
-			per.Seconds(), per.Seconds()/base.Seconds(), wall.Round(time.Second))
+		fmt.Fprintf(&b, "| %s | `%s` | %d | %.1f | %.2f | %.2f | %s | %.1f | %.2f |\n", f.name, f.locks, len(m.Cells), cpu.Seconds(),
+			per.Seconds(), per.Seconds()/base.Seconds(), wall.Round(time.Second), fresh.Seconds(), cpu.Seconds()/fresh.Seconds())
 	}
 	return b.String(), nil
 }
