@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -328,13 +327,12 @@ func (p *pending) length() time.Duration {
 	return p.sc.Duration.Resolve(p.sc.TTL.D()).D()
 }
 
-// layout names the servers the cell's scenario runs on: its service and nodes.
+// layout names the servers the cell's scenario runs on (services.Plan.Layout).
 func (p *pending) layout() string {
 	if p.sc == nil {
 		return ""
 	}
-	plan := p.sc.Plan()
-	return plan.Kind + ":" + strings.Join(plan.Nodes, ",")
+	return p.sc.Plan().Layout()
 }
 
 func (p *pending) started() int {

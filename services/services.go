@@ -73,6 +73,14 @@ type Plan struct {
 	Detail any
 }
 
+// Layout names the servers the plan starts: two plans with the same layout start the same
+// servers, whichever design asked (a kind's Start reads the nodes and the decoded settings, not
+// the design). Settings that hold pointers print differently each time, so such plans never share
+// one.
+func (p *Plan) Layout() string {
+	return strings.Join([]string{p.Kind, strings.Join(p.Nodes, ","), strings.Join(p.Servers, ","), fmt.Sprintf("%+v", p.Detail)}, "|")
+}
+
 // Target returns the plan's target named name.
 func (p *Plan) Target(name string) (nemesis.TargetInfo, bool) {
 	for _, t := range p.Targets {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lockcheck/lockcheck/providers"
 )
 
 // Warm keeps the lock services of runs that are over for later runs of the same layout: a grid
@@ -50,7 +52,7 @@ func NewWarm(dir string, idle time.Duration, log *slog.Logger) *Warm {
 
 // keepable says whether a run started with o may share its service with other runs.
 func keepable(o Options) bool {
-	return o.DirectClients && o.DirectPeers && (o.Provider == "" || o.Provider == "local")
+	return o.DirectClients && o.DirectPeers && (o.Provider == "" || o.Provider == providers.Default)
 }
 
 // Start returns a kept service of plan's layout, or starts one (in the keeper's folder when the
@@ -165,10 +167,7 @@ func (w *Warm) Close() error {
 	return errors.Join(errs...)
 }
 
-// warmKey names a layout: two plans with the same key start the same servers, whichever design
-// asked (the kinds' Start reads the plan's nodes and decoded settings, not the design). Settings
-// that hold pointers print differently each time, so such plans are never shared.
+// warmKey names a layout on a provider: the services a keeper may hand from one run to another.
 func warmKey(p *Plan, o Options) string {
-	return strings.Join([]string{p.Kind, strings.Join(p.Nodes, ","), strings.Join(p.Servers, ","),
-		fmt.Sprintf("%+v", p.Detail), o.Provider, o.ProviderConfig}, "|")
+	return strings.Join([]string{p.Layout(), o.Provider, o.ProviderConfig}, "|")
 }
