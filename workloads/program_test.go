@@ -47,3 +47,15 @@ func TestTheWorkerBesideLockcheckIsUsedOnlyWhenBuiltFromTheSameSources(t *testin
 		}
 	}
 }
+
+// A worker's Go runtime gets one processor, unless the environment it is given chose.
+func TestWorkersRunOnOneProcessorUnlessTold(t *testing.T) {
+	got := oneProcessor([]string{"HOME=/root"})
+	if !slices.Equal(got, []string{"HOME=/root", "GOMAXPROCS=1"}) {
+		t.Errorf("oneProcessor = %q, want GOMAXPROCS=1 added", got)
+	}
+	told := []string{"GOMAXPROCS=4", "HOME=/root"}
+	if got := oneProcessor(told); !slices.Equal(got, told) {
+		t.Errorf("oneProcessor(%q) = %q, want it unchanged", told, got)
+	}
+}

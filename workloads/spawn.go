@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -37,7 +38,7 @@ type Worker struct {
 // Spawn starts `command...` as a worker with cfg. Its stderr (logs) goes to stderr.
 func Spawn(command []string, env []string, cfg Config, stderr io.Writer) (*Worker, error) {
 	cmd := exec.Command(command[0], command[1:]...)
-	cmd.Env = env
+	cmd.Env = oneProcessor(env)
 	last := &lastLines{}
 	cmd.Stderr = io.MultiWriter(stderr, last)
 	stdin, err := cmd.StdinPipe()
@@ -85,6 +86,20 @@ func Spawn(command []string, env []string, cfg Config, stderr io.Writer) (*Worke
 		return nil, fmt.Errorf("configure worker %s: %w", cfg.Client, err)
 	}
 	return w, nil
+}
+
+// oneProcessor runs a worker's Go runtime on one processor unless env says otherwise (GOMAXPROCS).
+// A client is one loop waiting on the network; with a processor per core its runtime wakes idle
+// threads to look for work at every reply, which on two cores, a grid's workers side by side and
+// dear context switches cost about an eighth of a worker's CPU. Programs the worker starts (an
+// adapter in Go) inherit it.
+func oneProcessor(env []string) []string {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "GOMAXPROCS=") {
+			return env
+		}
+	}
+	return append(slices.Clip(env), "GOMAXPROCS=1")
 }
 
 // WaitReady waits until the worker has built its lock client. It fails with the worker's own
