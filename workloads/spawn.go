@@ -94,10 +94,8 @@ func Spawn(command []string, env []string, cfg Config, stderr io.Writer) (*Worke
 // dear context switches cost about an eighth of a worker's CPU. Programs the worker starts (an
 // adapter in Go) inherit it.
 func oneProcessor(env []string) []string {
-	for _, kv := range env {
-		if strings.HasPrefix(kv, "GOMAXPROCS=") {
-			return env
-		}
+	if slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "GOMAXPROCS=") }) {
+		return env
 	}
 	return append(slices.Clip(env), "GOMAXPROCS=1")
 }
