@@ -201,6 +201,9 @@ func Run(ctx context.Context, o Options) (*Matrix, error) {
 	}
 	if o.Warm && o.Runner.Warm == nil {
 		dir, err := rundir.New(filepath.Join(m.ResultsDir, KeptServersDir), started)
+		if err == nil {
+			dir, err = filepath.Abs(dir) // a server runs in its own folder, not ours
+		}
 		if err != nil {
 			return nil, fmt.Errorf("create the kept servers' folder: %w", err)
 		}

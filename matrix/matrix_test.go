@@ -150,9 +150,11 @@ func TestMeetsFollowsTheStrictOrder(t *testing.T) {
 
 // Cells no fault touches, one after another on the same layout (a Redis server), share one lock
 // service: the second cell's run has the first's server, says where its logs are, and judges the
-// same as it would alone; the grid stops the service when it ends, leaving its log.
+// same as it would alone; the grid stops the service when it ends, leaving its log. The results
+// folder is relative, as a user's default is: the servers run in folders of their own.
 func TestCellsOfOneLayoutShareAServiceKeptWarm(t *testing.T) {
-	results := t.TempDir()
+	t.Chdir(t.TempDir())
+	results := "results"
 	o := Options{Locks: []string{"set-nx-px", "setnx-del"}, Faults: []string{"none"}, Parallel: 1, Warm: true,
 		Runner: runner.Options{ResultsDir: results, Worker: []string{os.Args[0]}, WorkerEnv: append(os.Environ(), workloads.TestWorkerEnv)}}
 	m, err := Run(context.Background(), o)
