@@ -368,16 +368,22 @@ func (n *Nemesis) await(role string, pick func([]string) string) (string, bool) 
 // first picks the likeliest candidate (LockState.Candidates' order).
 func (n *Nemesis) first(c []string) string { return c[0] }
 
-// stamp records e now.
+// stamp records e, at the time it already carries (a fault's invoke: begin) or now.
 func (n *Nemesis) stamp(e history.Event) {
-	e.Time = history.Now()
+	if e.Time == 0 {
+		e.Time = history.Now()
+	}
 	n.record(e)
 	n.state.Observe(e)
 }
 
-// begin is a fault's invoke event, with the kind's parameters.
+// begin is a fault's invoke event, with the kind's parameters, timed as the nemesis sets out to
+// act: it is recorded once the act took (a fault that could not start leaves only a failure),
+// but its effects may show first — a cut connection ends a database session, which hands its
+// lock to a waiter, before the cut returns — and an invoke timed after them left a grant that
+// the fault explains looking like a lock's own broken promise.
 func (n *Nemesis) begin(f Fault, op int64) history.Event {
-	e := history.Event{Process: history.Nemesis, Type: history.Invoke, F: f.Kind, Op: op,
+	e := history.Event{Time: history.Now(), Process: history.Nemesis, Type: history.Invoke, F: f.Kind, Op: op,
 		Target: f.Target, As: f.As, Point: f.Point, Duration: int64(d(f.For)), Params: recorded(f.Params)}
 	if n.servers[f.Target] {
 		e.Weakness = weaknessOf[f.Kind]

@@ -447,3 +447,39 @@ func TestADelayUntilTheNextReadHealsAtAnotherClientsRead(t *testing.T) {
 		n.Heal()
 	}
 }
+
+// slowCut is a network whose cut takes effect at once but returns later, as a proxy closing a
+// client's connections does while the server already hands the lock on.
+type slowCut struct {
+	fakeNetwork
+	effect int64 // when the cut took effect
+}
+
+func (s *slowCut) Cut(client string, nodes []string) error {
+	s.mu.Lock()
+	s.effect = history.Now()
+	s.mu.Unlock()
+	time.Sleep(30 * time.Millisecond)
+	return s.fakeNetwork.Cut(client, nodes)
+}
+
+// A fault's invoke is timed before its act, not when the act returned: what the act set off (a
+// waiter granted the cut holder's lock) must not come before the fault in the history.
+func TestAFaultsInvokeIsTimedBeforeItsEffects(t *testing.T) {
+	net := &slowCut{}
+	rec := &recorder{}
+	n := newTestNemesis(map[string]Target{"client-1": sleeper(t)}, rec.record)
+	n.cfg.Network = net
+	_ = n.Start(Schedule{Faults: []Fault{{Kind: PartitionFault, Target: "client-1", At: dur(0), For: dur(10 * time.Millisecond)}}})
+	time.Sleep(100 * time.Millisecond)
+	n.Heal()
+	ev := rec.all()
+	if len(ev) == 0 || ev[0].Type != history.Invoke {
+		t.Fatalf("recorded: %+v", ev)
+	}
+	net.mu.Lock()
+	defer net.mu.Unlock()
+	if net.effect == 0 || ev[0].Time > net.effect {
+		t.Errorf("the partition's invoke at %d, after its effect at %d", ev[0].Time, net.effect)
+	}
+}
