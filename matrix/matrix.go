@@ -231,6 +231,7 @@ func Run(ctx context.Context, o Options) (*Matrix, error) {
 		gate = admission.New(o.Parallel)
 		defer gate.Close()
 		slices.SortStableFunc(jobs, func(a, b job) int { return cmp.Compare(b.cell.length(), a.cell.length()) })
+		jobs = spread(jobs, func(j job) string { return j.cell.family() }, func(j job) time.Duration { return j.cell.length() })
 	}
 	for range min(o.Parallel, len(jobs)) {
 		wg.Add(1)
@@ -328,6 +329,18 @@ func (p *pending) length() time.Duration {
 		return 0
 	}
 	return p.sc.Duration.Resolve(p.sc.TTL.D()).D()
+}
+
+// family is the kind of the cell's lock service, and "external" where its clients are a program
+// of their own: runs of one family cost the machine alike (spread).
+func (p *pending) family() string {
+	if p.sc == nil {
+		return ""
+	}
+	if p.design.External {
+		return p.sc.Plan().Kind + " external"
+	}
+	return p.sc.Plan().Kind
 }
 
 // layout names the servers the cell's scenario runs on (services.Plan.Layout).

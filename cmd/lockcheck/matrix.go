@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/internal/admission"
 	"github.com/lockcheck/lockcheck/internal/shard"
 	"github.com/lockcheck/lockcheck/junit"
 	"github.com/lockcheck/lockcheck/locks"
@@ -28,7 +29,7 @@ func newMatrixCommand() *cobra.Command {
 		Use: "matrix",
 		Short: "Run a grid of locks × faults and tabulate safe / damaged / starved / rescued by fencing / stuck / unsafe (exit 1: a cell " +
 			"fails --require or --baseline)",
-		Long: `Run every lock design under every generic fault (flags narrow the grid), one ordinary
+		Long: autoHelp(`Run every lock design under every generic fault (flags narrow the grid), one ordinary
 scenario run per cell, and write the grid as Markdown, JSON and HTML into
 RESULTS/matrix/<time>/ (RESULTS/matrix/latest points at the newest). Each cell says, best first:
   safe          mutual exclusion held, nothing lost, no collateral damage;
@@ -52,9 +53,11 @@ RESULTS/matrix/<time>/ (RESULTS/matrix/latest points at the newest). Each cell s
 and outside that order n/a (the fault does not apply) and error (the harness failed).
 
 Cells run side by side (each run has its own servers, ports and run folder; a run mostly waits):
---parallel auto, the default, starts a run while the machine's cores were less than 60% busy
-over the last second, once the previous run's servers and clients are up (or a second after it
-started), up to 5 runs a core, longest cells first; --parallel N runs N at a time, and --parallel 1 one after another, the quiet condition.
+--parallel auto, the default, starts a run while the machine's cores were less than AUTO_BUSY
+busy over the last second, once the previous run's servers and clients are up (or a second after
+it started), up to AUTO_PER_CORE runs a core, longest cells first, with the runs of each family (a
+service kind, with its clients' own program or not) spread over the grid; --parallel N runs N at
+a time, and --parallel 1 one after another, the quiet condition.
 A cell whose faults touch no server and no client's link gets the lock service an earlier cell of
 the same layout left (its keys removed) if one is idle, rather than starting its own; --warm=false
 starts every cell's servers afresh.
@@ -81,7 +84,7 @@ design against its original (e.g. --locks mycopy --baseline-lock original).
 Across CI jobs: --shard K/N runs part K of N of the grid (a cell's part depends only on its lock
 and fault names), each job with its own results folder; lockcheck merge then combines the jobs'
 folders into one matrix. With --junit, the folder also keeps a copy of the JUnit report for merge.
-Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
+Faults: `) + strings.Join(matrix.FaultNames(), ", ") + ".",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			gate, err := parseRequire(require)
@@ -161,7 +164,7 @@ Faults: ` + strings.Join(matrix.FaultNames(), ", ") + ".",
 	f.Int64Var(&o.Seed, "seed", 1, "seed of every cell's scenario")
 	_ = parallelFlag{&o}.Set(defaultMatrixParallel)
 	f.Var(parallelFlag{&o}, "parallel",
-		"runs side by side (each has its own servers, ports and run folder): N, or auto (start a run while the cores are less than 60% busy, up to 5 a core); 1 runs one cell after another")
+		autoHelp("runs side by side (each has its own servers, ports and run folder): N, or auto (start a run while the cores are less than AUTO_BUSY busy, up to AUTO_PER_CORE a core); 1 runs one cell after another"))
 	f.StringVar(&resultsDir, "results", "results", "folder for run folders and the matrix folder")
 	f.BoolVar(&o.Warm, "warm", true, "keep the lock service of a cell no fault touches running for the next cell of the same layout "+
 		"(its servers' logs go to RESULTS/"+matrix.KeptServersDir+"/); --warm=false starts every cell's servers afresh")
@@ -225,7 +228,13 @@ const defaultMatrixParallel = "auto"
 // the machine has CPU to spare, up to autoPerCore a core.
 type parallelFlag struct{ o *matrix.Options }
 
-const autoPerCore = 5
+const autoPerCore = 6
+
+// autoHelp fills in auto's settings where a help text names them.
+func autoHelp(s string) string {
+	return strings.NewReplacer("AUTO_BUSY", fmt.Sprintf("%.0f%%", 100*admission.DefaultBusy),
+		"AUTO_PER_CORE", strconv.Itoa(autoPerCore)).Replace(s)
+}
 
 func (p parallelFlag) String() string {
 	if p.o == nil {

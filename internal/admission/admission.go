@@ -42,11 +42,12 @@ type Sample struct {
 	Busy, Idle uint64
 }
 
-// Defaults, measured on 2 cores (docs/MATRIX.md): at 60 % busy the default grid ran up to ten
-// cells at once, and its cells' statuses stayed within what fixed settings had shown. A job that
-// never says it is ready (it failed first) holds the next start back DefaultSpacing at most.
+// Defaults, measured on 2 cores (docs/MATRIX.md): at 70 % busy the default grid ran eight to
+// twelve cells at once, and its cells' statuses stayed within what fixed settings had shown (at
+// 60 % the grid's cells were held back by the JVMs' starts while a core was a third idle). A job
+// that never says it is ready (it failed first) holds the next start back DefaultSpacing at most.
 const (
-	DefaultBusy    = 0.6
+	DefaultBusy    = 0.7
 	DefaultSpacing = time.Second
 	window         = time.Second
 	every          = 200 * time.Millisecond
