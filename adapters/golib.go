@@ -43,9 +43,18 @@ const goProtocol = "lockproto.go"
 var goAdapters = map[string][]string{
 	"redsync-v4": {"redsync_v4.go"},
 	"redsync-v1": {"redsync_v1.go"},
-	"etcd-v34":   {"etcd_mutex.go", "etcd_v34.go", "renewals_etcd.go"},
-	"etcd-v35":   {"etcd_mutex.go", "etcd_v35.go", "renewals_etcd.go"},
+	"etcd-v33":   {"etcd_mutex.go", "etcd_v33.go", "renewals_etcd.go", "points_grpc.go"},
+	"etcd-v34":   {"etcd_mutex.go", "etcd_v34.go", "renewals_etcd.go", "points_grpc.go"},
+	"etcd-v35":   {"etcd_mutex.go", "etcd_v35.go", "renewals_etcd.go", "points_grpc.go"},
 	"zk":         {"zk_lock.go", "renewals_zk.go"},
+}
+
+// goPins are modules a Go adapter's build takes at a version of their own (MODULE@VERSION),
+// because the library builds only against them: etcd 3.3's client imports grpc/naming, which
+// gRPC removed after v1.26. go get takes the library and the pins together, so that every other
+// requirement is chosen to agree with them before go mod tidy runs.
+var goPins = map[string][]string{
+	"etcd-v33": {"google.golang.org/grpc@v1.26.0"},
 }
 
 // goVersionLine is the go directive of the throwaway modules: the oldest go tool that builds them.
@@ -133,6 +142,9 @@ func GoBinary(b GoBuild) (string, error) {
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s %s %s\n", b.Module, b.Version, goVersionLine)
+	for _, pin := range goPins[b.Adapter] {
+		fmt.Fprintf(h, "pin %s\n", pin)
+	}
 	for _, f := range names {
 		fmt.Fprintf(h, "%s %d\n", f, len(files[f]))
 		h.Write(files[f])
@@ -197,6 +209,7 @@ func GoBinary(b GoBuild) (string, error) {
 func buildGo(goTool, dir string, b GoBuild, files map[string][]byte) error {
 	mod := fmt.Sprintf("// A throwaway module lockcheck wrote to build %s.\nmodule lockcheck.adapter\n\ngo %s\n\nrequire %s %s\n",
 		b.Label, goVersionLine, b.Module, b.Version)
+
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644); err != nil {
 		return err
 	}
@@ -226,6 +239,11 @@ func buildGo(goTool, dir string, b GoBuild, files map[string][]byte) error {
 		return fmt.Errorf("%s: go mod download %s@%s: %s", b.Label, b.Module, b.Version, firstLines(string(out)))
 	}
 	_ = json.Unmarshal(out, &info)
+	if pins := goPins[b.Adapter]; len(pins) > 0 {
+		if out, err := run(append([]string{"get", b.Module + "@" + b.Version}, pins...)...); err != nil {
+			return fmt.Errorf("%s: go get %s@%s with %s: %s", b.Label, b.Module, b.Version, strings.Join(pins, " "), firstLines(string(out)))
+		}
+	}
 	if out, err := run("mod", "tidy"); err != nil {
 		if why := missingPackage(files, b.Module, b.Version, info.Dir); why != "" {
 			return fmt.Errorf("%s: %s", b.Label, why)

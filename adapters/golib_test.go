@@ -1,6 +1,8 @@
 package adapters
 
 import (
+	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -257,6 +259,89 @@ func TestAnAdapterImportingAPackageTheModuleLacksIsToldWhichItHas(t *testing.T) 
 	for _, imp := range []string{module + "/lock", "example.com/dlock/v5lock", "fmt"} {
 		if why := missingPackage(adapter(imp), module, "v5.1.0", dir); why != "" {
 			t.Errorf("import %s: %q, want nothing", imp, why)
+		}
+	}
+}
+
+// userWaiter is a user's adapter whose acquire prints to stdout as a chatty library does, then
+// passes a program point and waits on the kit's attempt context.
+const userWaiter = `//go:build ignore
+
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+func main() { serve(func(initRequest) (lockClient, error) { return waiter{}, nil }) }
+
+type waiter struct{}
+
+func (waiter) acquire(within time.Duration) answer {
+	fmt.Println("library chatter on stdout", zk.StateUnknown)
+	point("answered")
+	select {
+	case <-attemptContext().Done():
+		return fail("given up")
+	case <-time.After(within):
+		return unknownf("not given up in time")
+	}
+}
+func (waiter) release(time.Duration) answer { return fail("not held") }
+func (waiter) close()                       {}
+func (waiter) usage() []string              { return []string{"abandon"} }
+`
+
+// The kit keeps what a library prints to stdout off the protocol (it goes to stderr), says at
+// init which usage steps the adapter takes, announces a point of an acquire and gives the
+// attempt up when the continue says so; an abandon line does the same while the attempt waits.
+func TestGoKitKeepsStdoutForTheProtocolAndGivesAttemptsUp(t *testing.T) {
+	freshCache(t)
+	src := filepath.Join(t.TempDir(), "my_waiter.go")
+	if err := os.WriteFile(src, []byte(userWaiter), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin, err := GoBinary(GoBuild{Source: src, Module: "github.com/go-zookeeper/zk", Version: "v1.0.3", Label: "my_waiter@v1.0.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, giveUp := range []string{`{"type":"continue","abandon":true}`, `{"type":"continue"}` + "\n" + `{"type":"abandon"}`} {
+		cmd := exec.Command(bin)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		in, _ := cmd.StdinPipe()
+		outPipe, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		lines := bufio.NewScanner(outPipe)
+		next := func() string {
+			if !lines.Scan() {
+				t.Fatalf("the adapter closed stdout; stderr: %s", stderr.String())
+			}
+			return lines.Text()
+		}
+		fmt.Fprintln(in, `{"id":1,"type":"init","client":"c","nodes":[],"lock":"k","ttl_ms":1000,"timeout_ms":100}`)
+		if got := next(); got != `{"in_reply_to":1,"type":"ok","usage":["abandon"]}` {
+			t.Fatalf("init answered %s", got)
+		}
+		fmt.Fprintln(in, `{"id":2,"type":"acquire","timeout_ms":5000}`)
+		if got := next(); got != `{"name":"answered","type":"point"}` {
+			t.Fatalf("want the point first (the chatter kept off stdout), got %s", got)
+		}
+		fmt.Fprintln(in, giveUp)
+		if got := next(); got != `{"in_reply_to":2,"type":"fail","error":"given up"}` {
+			t.Fatalf("after %s the acquire answered %s", giveUp, got)
+		}
+		fmt.Fprintln(in, `{"id":3,"type":"close"}`)
+		next()
+		_ = in.Close()
+		_ = cmd.Wait()
+		if !strings.Contains(stderr.String(), "library chatter on stdout") {
+			t.Errorf("what the library printed to stdout should be in stderr: %q", stderr.String())
 		}
 	}
 }

@@ -47,6 +47,10 @@ const (
 	// do not change who holds the lock.
 	Reacquire = "reacquire"
 	Rerelease = "rerelease"
+	// Abandoned: the client gave up the acquire attempt in flight (cancelled its context), as a
+	// usage step asked, at Point's Pass-th pass or at once (note). Error says why a step found no
+	// attempt to give up. The attempt's outcome is the acquire's, as ever: a yes is a promise.
+	Abandoned = "abandoned"
 
 	// Fault names ("f" of the nemesis's events). Package nemesis's registry names every kind of
 	// fault; these are the ones written before the registry existed, and the two the checker

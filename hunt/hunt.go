@@ -53,8 +53,23 @@ const Clients = 4
 // (the shape of scenarios/debate/k2-random-pauses-set-nx-px.yaml); hunt mode uses its defaults
 // (every 2 TTLs, 1.2–3 TTLs, aimed by the lock's state).
 func Scenario(s Spec) (*scenarios.Scenario, error) {
+	spec, name, err := lockSpec(s.Lock)
+	if err != nil {
+		return nil, err
+	}
+	offered, err := offeredSteps(spec, s.Lock)
+	if err != nil {
+		return nil, err
+	}
 	if len(s.Faults) == 0 {
-		s.Faults = DefaultFaults
+		// The default families and, for a design whose attempt waits (a blocking acquire: there
+		// is a moment inside it for a caller to give up), every aimed usage step it offers: how
+		// programs use a lock is hunted beside what the world does to it. A try-lock's attempt is
+		// one command; giving it up is a timeout, which the faults already make.
+		s.Faults = slices.Clone(DefaultFaults)
+		if d, err := designOf(spec, s.Lock); err == nil && d.Blocking != "" {
+			s.Faults = append(s.Faults, offered...)
+		}
 	}
 	if s.Mode == "" {
 		s.Mode = nemesis.ModeHunt
@@ -67,13 +82,12 @@ func Scenario(s Spec) (*scenarios.Scenario, error) {
 		if err != nil {
 			return nil, err
 		}
-		if k.Suits == nil || !k.Suits(nemesis.TargetInfo{Name: "client-1", Client: true}) {
+		if k.Step && !slices.Contains(offered, f) {
+			return nil, fmt.Errorf("usage step %q: %s does not offer it (it offers: %s)", f, s.Lock, orNone(offered))
+		}
+		if k.Suits == nil || !k.Step && !k.Suits(nemesis.TargetInfo{Name: "client-1", Client: true}) {
 			return nil, fmt.Errorf("fault %q does not hit clients; a hunt draws from: %s", f, strings.Join(ClientKinds(), ", "))
 		}
-	}
-	spec, name, err := lockSpec(s.Lock)
-	if err != nil {
-		return nil, err
 	}
 	if s.Faults, err = suited(spec, s.Lock, s.Faults); err != nil {
 		return nil, err
@@ -98,11 +112,17 @@ func Scenario(s Spec) (*scenarios.Scenario, error) {
 		pkg.MaxLatency = scenarios.TTLs(2)
 	}
 	ms := func(n int) scenarios.Duration { return scenarios.Duration(time.Duration(n) * time.Millisecond) }
+	workload := scenarios.Workload{Hold: ms(50), Think: ms(10), Stagger: ms(50), AcquireTimeout: ms(3000)}
+	if d, err := designOf(spec, s.Lock); err == nil && d.Offers(locks.UsageReenter) {
+		// Every hold of a reentrant design takes the lock again right after its acquire, where a
+		// pause at after-acquire leaves it: a re-entry after the lease ran out is tried.
+		workload.Usage.Reenter = 1
+	}
 	full := fmt.Sprintf("hunt-%s-%s-%s", name, strings.Join(s.Faults, "-"), s.Mode)
 	sc := scenarios.Scenario{
 		Name: full, Path: full + ".yaml", Comment: "hunt: " + name + " × " + strings.Join(s.Faults, ", ") + ", " + s.Mode,
 		LockSpec: spec, Clients: Clients, Seed: s.Seed, Duration: scenarios.Duration(s.Within),
-		Workload: scenarios.Workload{Hold: ms(50), Think: ms(10), Stagger: ms(50), AcquireTimeout: ms(3000)},
+		Workload: workload,
 		Nemesis:  []scenarios.Entry{{Random: pkg}},
 	}
 	if s.Server != "" {
@@ -171,6 +191,42 @@ func Scenario(s Spec) (*scenarios.Scenario, error) {
 	return scenarios.New(sc)
 }
 
+// offeredSteps lists the aimed usage steps (nemesis kinds a client takes itself) the design
+// offers.
+func offeredSteps(spec scenarios.LockSpec, lock string) ([]string, error) {
+	d, err := designOf(spec, lock)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, k := range nemesis.Kinds() {
+		if k.Step && d.Offers(k.Name) {
+			out = append(out, k.Name)
+		}
+	}
+	return out, nil
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// designOf is the design a hunt's lock names (a design file relative to the current folder).
+func designOf(spec scenarios.LockSpec, lock string) (locks.Design, error) {
+	path := "hunt.yaml"
+	if spec.File != "" {
+		abs, err := filepath.Abs(lock)
+		if err != nil {
+			return locks.Design{}, err
+		}
+		path, spec.File = filepath.Join(filepath.Dir(abs), path), filepath.Base(abs)
+	}
+	return scenarios.DesignNamed(spec, path)
+}
+
 // landsLate reports whether one of faults can land a holder's request after its lease.
 func landsLate(faults []string) bool {
 	for _, f := range faults {
@@ -185,15 +241,7 @@ func landsLate(faults []string) bool {
 // library at a version, a design file): the step sets the worker's clock, which the program does
 // not read, so it would spend the hunt's budget on nothing. It errs if nothing is left.
 func suited(spec scenarios.LockSpec, lock string, faults []string) ([]string, error) {
-	path := "hunt.yaml"
-	if spec.File != "" {
-		abs, err := filepath.Abs(lock)
-		if err != nil {
-			return nil, err
-		}
-		path, spec.File = filepath.Join(filepath.Dir(abs), path), filepath.Base(abs)
-	}
-	d, err := scenarios.DesignNamed(spec, path)
+	d, err := designOf(spec, lock)
 	if err != nil || !d.External || !slices.Contains(faults, history.Clock) {
 		return faults, err
 	}

@@ -31,9 +31,10 @@ func TestScenarioForEveryKindOfDesign(t *testing.T) {
 		{"set-nx-px", "set-nx-px", 400 * time.Millisecond, "pause,clock", 1},
 		{"redlock", "redlock", 400 * time.Millisecond, "pause,clock", 5},
 		{"redsync@v4.0.3", "redsync@v4.0.3", 400 * time.Millisecond, "pause", 5},
-		{"zk", "zk", time.Second, "pause,clock", 3},
+		{"zk", "zk", time.Second, "pause,clock,abandon", 3},
 		{"zk@v1.0.4", "zk@v1.0.4", time.Second, "pause", 3},
-		{"etcd-unchecked", "etcd-unchecked", 2 * time.Second, "pause,clock", 3},
+		{"etcd-unchecked", "etcd-unchecked", 2 * time.Second, "pause,clock,abandon", 3},
+		{"etcd-unchecked@v3.3.9", "etcd-unchecked@v3.3.9", 2 * time.Second, "pause,abandon", 3},
 		{file, "my-lock", 400 * time.Millisecond, "pause", 1},
 	} {
 		sc, err := Scenario(Spec{Lock: c.lock, Seed: 7})
@@ -50,6 +51,32 @@ func TestScenarioForEveryKindOfDesign(t *testing.T) {
 		}
 		if text, err := sc.YAML(); err != nil || strings.Contains(string(text), "my-lock.yaml") {
 			t.Errorf("%s: its YAML must stand without the design file (%v):\n%s", c.lock, err, text)
+		}
+	}
+}
+
+// A hunt gives a design the usage it offers: the steps of its attempts (abandon) drawn beside the
+// faults, at its own points too (an answer in the client's hands, for etcd's adapter), and a
+// reentrant design's holders take the lock again every hold.
+func TestAHuntTriesTheUsageADesignOffers(t *testing.T) {
+	sc, err := Scenario(Spec{Lock: "etcd-unchecked@v3.3.9", Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := sc.Schedule().Random; !strings.Contains(strings.Join(r.Points, ","), "answered") {
+		t.Errorf("the hunt of etcd's adapter must know its point answered: %v", r.Points)
+	}
+	if _, err := Scenario(Spec{Lock: "redsync@v4.0.3", Seed: 1, Faults: []string{"abandon"}}); err == nil ||
+		!strings.Contains(err.Error(), "does not offer it") {
+		t.Errorf("a program that does not give up attempts must be refused abandon, got %v", err)
+	}
+	for lock, want := range map[string]int{"redisson": 1, "set-nx-px": 0} {
+		sc, err := Scenario(Spec{Lock: lock, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sc.Workload.Depth(); got != want {
+			t.Errorf("%s: its hunt's holders nest %d deep, want %d", lock, got, want)
 		}
 	}
 }

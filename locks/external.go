@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +47,10 @@ type Program struct {
 	// session's lock: GET_LOCK, an advisory lock), so a cut of the client's links ends its promise.
 	Connection bool     `json:"connection,omitempty" yaml:"connection"`
 	Points     []string `json:"points,omitempty" yaml:"points"` // program points it announces
+	// Usage lists the usage steps it offers beyond those every design does (locks.UsageSteps:
+	// reenter when the lock is reentrant, abandon when the program gives up an attempt it is told
+	// to).
+	Usage []string `json:"usage,omitempty" yaml:"usage"`
 	// Go, instead of Command, is a Go adapter of the user's that lockcheck builds against a
 	// library at a version (gosource.go).
 	Go *GoSource `json:"go,omitempty" yaml:"go"`
@@ -54,15 +59,17 @@ type Program struct {
 // ExternalDesign is the design p defines: its New starts the program.
 func ExternalDesign(p Program) Design {
 	d := Design{
-		Name:     p.Name,
-		Summary:  p.Summary,
-		Source:   "external program: " + strings.Join(p.Command, " "),
-		Token:    p.Token,
-		Nodes:    p.Nodes,
-		Expires:  p.Expires == nil || *p.Expires,
-		Service:  p.Service,
-		Points:   p.Points,
-		Protects: "what its program does (an external design: the run tells)",
+		Name:      p.Name,
+		Summary:   p.Summary,
+		Source:    "external program: " + strings.Join(p.Command, " "),
+		Token:     p.Token,
+		Nodes:     p.Nodes,
+		Expires:   p.Expires == nil || *p.Expires,
+		Service:   p.Service,
+		Points:    p.Points,
+		Usage:     p.Usage,
+		Reentrant: slices.Contains(p.Usage, UsageReenter),
+		Protects:  "what its program does (an external design: the run tells)",
 		FailureModes: []string{
 			"unknown until checked: run it under the K2 and K3 scenarios",
 		},
@@ -151,6 +158,9 @@ type reply struct {
 	Renewed bool  `json:"renewed"`
 	OK      bool  `json:"ok"`       // a renewal: the servers said yes
 	LeaseMS int64 `json:"lease_ms"` // a renewal: how long it lasts, when the servers said
+	// Usage: init: the usage steps the program takes that need it (abandon: it gives up an
+	// attempt when told).
+	Usage []string `json:"usage"`
 }
 
 // external is one client's handle on its lock program.
@@ -173,6 +183,9 @@ type external struct {
 	asked   int64  // when the request behind the last acquire's yes was sent, if the program said
 	session string // the lease or session the last acquire's hold lives on, if the program said
 	renewed bool   // the last valid answer asked the servers and renewed the lease
+	// abandons: the program said at init that it gives up an acquire attempt when told (usage
+	// step abandon): an abandon line while the attempt waits, or a continue that says so.
+	abandons bool
 
 	closeWait time.Duration // how long Close waits for the program to exit (0: 2 s)
 }
@@ -229,7 +242,7 @@ func startProgram(name string, command []string, dir string, extraEnv []string, 
 	}
 	go x.read(stdout)
 
-	r, err := x.call(initRequest{Type: "init", Client: env.Client, Nodes: env.Nodes, Lock: env.Key,
+	r, err := x.call(nil, initRequest{Type: "init", Client: env.Client, Nodes: env.Nodes, Lock: env.Key,
 		TTLMS: env.TTL.Milliseconds(), TimeoutMS: env.Timeout.Milliseconds(), Params: env.Params, Role: env.Role},
 		time.Now().Add(programStartTimeout), programGrace)
 	if err == nil && r.Type != "ok" {
@@ -239,6 +252,7 @@ func startProgram(name string, command []string, dir string, extraEnv []string, 
 		x.kill()
 		return nil, false, err
 	}
+	x.abandons = slices.Contains(r.Usage, UsageAbandon)
 	return x, r.Valid, nil
 }
 
@@ -264,8 +278,11 @@ func (x *external) read(stdout io.Reader) {
 }
 
 // call sends req and waits for its answer until deadline (plus grace), stopping at the program
-// points the program announces meanwhile. Any failure of the program breaks it.
-func (x *external) call(req any, deadline time.Time, grace time.Duration) (reply, error) {
+// points the program announces meanwhile. Any failure of the program breaks it. An acquire's
+// ctx, cancelled before its deadline (the usage step abandon), is passed on to a program that
+// gives up attempts: at once while it waits, or in the continue of the point it stopped at, so
+// that the program gives up before it goes on from there. ctx may be nil.
+func (x *external) call(ctx context.Context, req any, deadline time.Time, grace time.Duration) (reply, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.broken != nil {
@@ -291,9 +308,22 @@ func (x *external) call(req any, deadline time.Time, grace time.Duration) (reply
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	late := false
+	var abandoned <-chan struct{} // ends when the caller gave the attempt up, for a program that gives up
+	if ctx != nil && x.abandons {
+		abandoned = ctx.Done()
+	}
+	given := func() bool { return abandoned != nil && errors.Is(ctx.Err(), context.Canceled) }
 	for {
 		var got []byte
 		select {
+		case <-abandoned:
+			abandoned = nil // told once; the answer still comes
+			if given() {
+				if err := x.send([]byte(`{"type":"abandon"}`)); err != nil {
+					return reply{}, x.failExited("could not be told to abandon %s (%v)", line, err)
+				}
+			}
+			continue
 		case got = <-x.lines:
 		case <-x.exit:
 			select {
@@ -319,7 +349,11 @@ func (x *external) call(req any, deadline time.Time, grace time.Duration) (reply
 				return reply{}, x.fail("announced a point without a name (%q) while answering %s", got, line)
 			}
 			x.env.Point(r.Name) // may stop the whole client here, program included
-			if err := x.send([]byte(`{"type":"continue"}`)); err != nil {
+			cont := []byte(`{"type":"continue"}`)
+			if given() {
+				cont, abandoned = []byte(`{"type":"continue","abandon":true}`), nil
+			}
+			if err := x.send(cont); err != nil {
 				return reply{}, x.failExited("could not be told to continue after point %s (%v)", r.Name, err)
 			}
 		case "ok", "fail", "error":
@@ -385,7 +419,10 @@ func (x *external) op(ctx context.Context, typ string) (reply, error) {
 		deadline = time.Now().Add(4 * x.env.Timeout)
 	}
 	ms := max(time.Until(deadline).Milliseconds(), 1)
-	return x.call(request{Type: typ, TimeoutMS: &ms}, deadline, programGrace)
+	if typ != "acquire" {
+		ctx = nil // only an acquire attempt is ever given up
+	}
+	return x.call(ctx, request{Type: typ, TimeoutMS: &ms}, deadline, programGrace)
 }
 
 func (x *external) Acquire(ctx context.Context) (*int64, error) {
@@ -474,7 +511,7 @@ func (x *external) Close() error {
 	broken := x.broken
 	x.mu.Unlock()
 	if broken == nil {
-		_, _ = x.call(request{Type: "close"}, time.Now().Add(time.Second), 0)
+		_, _ = x.call(nil, request{Type: "close"}, time.Now().Add(time.Second), 0)
 	}
 	_ = x.stdin.Close()
 	wait := x.closeWait

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -101,13 +102,17 @@ const (
 
 // Design describes a lock design: what it is, where it comes from, and how it fails.
 type Design struct {
-	Name         string
-	Summary      string
-	Source       string   // the article, documentation page or library it follows (docs/CLAIMS.md describes the articles)
-	Token        string   // the fencing token it gives, or "none"
-	Nodes        int      // independent lock-service nodes it runs on when a scenario names none (and the fewest it takes, unless Quorum or AnyNodes)
-	Expires      bool     // whether the lock frees itself after TTL
-	Reentrant    bool     // whether the holder may acquire again (the workload then nests once)
+	Name      string
+	Summary   string
+	Source    string // the article, documentation page or library it follows (docs/CLAIMS.md describes the articles)
+	Token     string // the fencing token it gives, or "none"
+	Nodes     int    // independent lock-service nodes it runs on when a scenario names none (and the fewest it takes, unless Quorum or AnyNodes)
+	Expires   bool   // whether the lock frees itself after TTL
+	Reentrant bool   // whether the holder may acquire again (usage step reenter)
+	// Usage lists the usage steps (usage.go) the design offers beyond those every design of its
+	// kind does: reenter for a reentrant one, abandon for an external program that gives up an
+	// attempt when asked.
+	Usage        []string
 	Service      string   // the kind of lock service its nodes run (package services): "redis" (the default), "zookeeper", ...
 	ReadWrite    bool     // readers share the lock, a writer holds it alone (Env.Role says which a client is)
 	Points       []string // program points inside its own code where a scenario may stop a client
@@ -218,6 +223,12 @@ func Register(d Design) {
 	}
 	if d.Token == "" {
 		d.Token = "none"
+	}
+	if err := CheckUsage(d.Usage); err != nil {
+		panic(fmt.Sprintf("lock design %q: %v", d.Name, err))
+	}
+	if slices.Contains(d.Usage, UsageReenter) {
+		d.Reentrant = true
 	}
 	registryMu.Lock()
 	defer registryMu.Unlock()

@@ -28,7 +28,10 @@ type Library struct {
 	Example string        // a version to show in messages
 	About   string        // what the versioned design does, after "LIB at VERSION"
 	Modes   []string      // how it is known to fail
-	args    []string      // the adapter's arguments
+	// Points are the program points its adapter announces; Usage the usage steps it takes
+	// beyond those every design does (its adapter says so again at init).
+	Points, Usage []string
+	args          []string // the adapter's arguments
 }
 
 // LibraryLine is a range of a library's versions that share one module path and one adapter.
@@ -63,13 +66,27 @@ func etcd34ProxyVersion(named string) (string, error) {
 		strings.Join(known, ", "))
 }
 
+// etcd33ProxyVersion: the module proxy serves etcd 3.3's client (module github.com/coreos/etcd,
+// which has no go.mod) as vX.Y.Z+incompatible.
+func etcd33ProxyVersion(named string) (string, error) { return named + "+incompatible", nil }
+
 var etcdLines = []LibraryLine{
+	{Versions: "v3.3.x", Module: "github.com/coreos/etcd", Adapter: "etcd-v33",
+		match:        func(v semver) bool { return v.major == 3 && v.minor == 3 && v.pre == "" },
+		proxyVersion: etcd33ProxyVersion},
 	{Versions: "v3.4.x (v3.4.3, or a pseudo-version v0.0.0-...)", Module: "go.etcd.io/etcd", Adapter: "etcd-v34",
 		match:        func(v semver) bool { return v.major == 3 && v.minor == 4 || v.pseudo() },
 		proxyVersion: etcd34ProxyVersion},
 	{Versions: "v3.5.0 and later", Module: "go.etcd.io/etcd/client/v3", Adapter: "etcd-v35",
 		match: func(v semver) bool { return v.major == 3 && v.minor >= 5 }},
 }
+
+// The etcd adapter's point and usage: every answer of a request during an acquire passes
+// "answered" (adapters/_go/points_grpc.go), and Lock's context ends when the attempt is given up.
+var (
+	etcdAdapterPoints = []string{"answered"}
+	etcdAdapterUsage  = []string{UsageAbandon}
+)
 
 // Libraries are the Go libraries that can be named with a version.
 var Libraries = []Library{
@@ -91,6 +108,7 @@ var Libraries = []Library{
 	},
 	{
 		Name: "etcd", Repo: "go.etcd.io/etcd (client, package concurrency)", Lines: etcdLines, Example: "v3.4.3", args: []string{"checked"},
+		Points: etcdAdapterPoints, Usage: etcdAdapterUsage,
 		About: "concurrency.Session + Mutex as they are (lease kept alive by the library, oldest key holds); the holder checks " +
 			"Session.Done() before each access",
 		Modes: []string{
@@ -100,6 +118,7 @@ var Libraries = []Library{
 	},
 	{
 		Name: "etcd-unchecked", Repo: "go.etcd.io/etcd (client, package concurrency)", Lines: etcdLines, Example: "v3.4.3",
+		Points: etcdAdapterPoints, Usage: etcdAdapterUsage,
 		About: "concurrency.Session + Mutex as most code uses them: Lock, work, Unlock, never looking at the session",
 		Modes: []string{
 			"up to 3.4, a waiter whose lease expired while it waited is told it holds (etcd #9921, #11456; fixed in 3.5.0 by PR #11408): two holders",
@@ -212,7 +231,7 @@ func versioned(name string) (Design, error) {
 	d.Source = fmt.Sprintf("%s, built on first use against adapters/_go/%s, run through the lock-client protocol",
 		at, strings.Join(adapters.GoFiles(line.Adapter), " + "))
 	d.FailureModes = l.Modes
-	d.Scenarios, d.Points, d.Program = nil, nil, nil
+	d.Scenarios, d.Points, d.Usage, d.Program = nil, l.Points, l.Usage, nil
 	d.External = true
 	d.Prepare = func() error { _, err := adapters.GoBinary(build); return err }
 	args := l.args

@@ -64,6 +64,9 @@ func (r Random) moves(k *Kind) []move {
 	if ts, ok := r.ByKind[k.Name]; ok {
 		targets = ts
 	}
+	if k.Step {
+		return r.stepMoves(targets)
+	}
 	var out []move
 	for _, t := range targets {
 		switch t {
@@ -93,6 +96,32 @@ func (r Random) moves(k *Kind) []move {
 		for _, p := range r.Points {
 			if !slices.Contains(holdPoints, p) {
 				out = append(out, move{state: passer, point: p})
+			}
+		}
+	}
+	return out
+}
+
+// stepMoves are the moves of a usage step taken during an acquire (abandon): on a waiter (or a
+// fixed client), at once or at the next pass of one of the design's own points — an answer of
+// the servers in its hands, the moment a lock that acts on a context it finds ended goes wrong
+// (etcd #10111). A holder has no attempt in flight.
+func (r Random) stepMoves(targets []string) []move {
+	var out []move
+	for _, t := range targets {
+		m := move{target: t}
+		switch t {
+		case Waiter:
+			m = move{state: Waiter}
+		case Holder, Overtaken:
+			continue
+		}
+		out = append(out, m)
+		for _, p := range r.Points {
+			if !slices.Contains(holdPoints, p) {
+				at := m
+				at.point = p
+				out = append(out, at)
 			}
 		}
 	}
@@ -148,7 +177,7 @@ func (n *Nemesis) hunt(r Random) {
 			return
 		}
 		switch {
-		case m.point != "":
+		case m.point != "" && !IsStep(f.Kind): // a step is told its point and takes it itself
 			n.atNextPass(f, m, patience)
 		case m.state != "":
 			client, ok := n.awaitFor(m.state, pick, patience)

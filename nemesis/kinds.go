@@ -60,6 +60,9 @@ type Kind struct {
 	// plans or draws none on a client lets its clients dial the servers directly, without a proxy
 	// in between that nothing would use (Schedule.UsesClientLinks).
 	ClientLinks bool
+	// Step: a usage step the client takes itself (abandon.go), aimed like a fault: the client is
+	// told the step and the point, and takes it there without stopping.
+	Step bool
 
 	funcs kindFuncs
 }
@@ -101,6 +104,7 @@ type spec[P any] struct {
 	LandsLate   bool
 	Weakness    string
 	ClientLinks bool
+	Step        bool
 }
 
 // noParams are the parameters of a kind that takes none of its own.
@@ -121,7 +125,7 @@ type kindFuncs interface {
 // define makes a registry entry of a spec.
 func define[P any](s spec[P]) *Kind {
 	k := &Kind{Name: s.Name, Summary: s.Summary, Instant: s.Instant, Colour: s.Colour, Suits: s.Suits, SuitsWhom: s.SuitsWhom,
-		Aliases: s.Aliases, ServerActs: s.ServerActs, Needs: s.Needs, Silences: s.Silences, LandsLate: s.LandsLate, Weakness: s.Weakness, ClientLinks: s.ClientLinks, funcs: &s}
+		Aliases: s.Aliases, ServerActs: s.ServerActs, Needs: s.Needs, Silences: s.Silences, LandsLate: s.LandsLate, Weakness: s.Weakness, ClientLinks: s.ClientLinks, Step: s.Step, funcs: &s}
 	if s.Instant == "" {
 		k.Takes = []string{"for"}
 	}
@@ -131,7 +135,7 @@ func define[P any](s spec[P]) *Kind {
 }
 
 // kinds is the registry, in the order `lockcheck faults` and error messages list them.
-var kinds = []*Kind{pauseKind, killKind, clockKind, crashKind, partitionKind, delayKind, strobeKind}
+var kinds = []*Kind{pauseKind, killKind, clockKind, crashKind, partitionKind, delayKind, strobeKind, abandonKind}
 
 // weaknessOf is each kind's Weakness by name, for the events the kinds' own functions record
 // (which cannot refer to the registry: it refers to them).

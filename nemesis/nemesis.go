@@ -129,7 +129,7 @@ func (n *Nemesis) plan() {
 	n.rolePoints = []*rolePoint{}
 	for _, f := range n.schedule.Faults {
 		switch {
-		case f.Point == "":
+		case f.Point == "", IsStep(f.Kind): // a step is told to its client when due (Start)
 		case IsClientRole(f.Target):
 			n.rolePoints = append(n.rolePoints, &rolePoint{f: f})
 		default:
@@ -143,7 +143,7 @@ func (n *Nemesis) plan() {
 func (s Schedule) EveryPass() []string {
 	var out []string
 	for _, f := range s.Faults {
-		if f.Point != "" && IsClientRole(f.Target) && !slices.Contains(out, f.Point) {
+		if f.Point != "" && IsClientRole(f.Target) && !IsStep(f.Kind) && !slices.Contains(out, f.Point) {
 			out = append(out, f.Point)
 		}
 	}
@@ -179,7 +179,7 @@ func (n *Nemesis) Start() error {
 		}
 	}
 	for _, f := range s.Faults {
-		if f.Point != "" {
+		if f.Point != "" && !IsStep(f.Kind) {
 			continue
 		}
 		n.wg.Add(1)

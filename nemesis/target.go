@@ -115,6 +115,8 @@ type TargetInfo struct {
 	// Peers are the servers a partition of this server may cut it from; none: it cannot be
 	// partitioned on its own (cut a client's links to it instead).
 	Peers []string
+	// Usage, for a client, lists the usage steps its design offers (locks.Design.Offered).
+	Usage []string
 }
 
 // View is what a fault is checked against: the scenario's targets and links.

@@ -405,6 +405,11 @@ func (c clientTarget) SetClock(offset time.Duration, rate float64) error {
 	return c.worker.SetClock(offset, rate)
 }
 
+// Step tells the client an aimed usage step (nemesis.Stepper).
+func (c clientTarget) Step(step, point string, occurrence int) error {
+	return c.worker.Step(step, point, occurrence)
+}
+
 // atPoint hands a client that stopped itself at a program point to the nemesis, once the process
 // is really stopped (it wrote the note just before SIGSTOP).
 func atPoint(nem *nemesis.Nemesis, w *workloads.Worker, e history.Event) {
@@ -434,7 +439,7 @@ func workerConfig(sc *scenarios.Scenario, svc *servers, client string, i int) wo
 		StartDelay: sc.Workload.Start.D() + time.Duration(i)*sc.Workload.Stagger.D(),
 	}
 	for _, f := range sc.Nemesis {
-		if f.Random == nil && f.Point != "" && f.Passer() == client {
+		if f.Random == nil && f.Point != "" && f.Passer() == client && !nemesis.IsStep(f.Kind) {
 			cfg.StopAt = append(cfg.StopAt, workloads.StopAt{Point: f.Point, Occurrence: f.Occurrence})
 		}
 	}

@@ -74,6 +74,8 @@ func (s *Scenario) resolveClientLocks() []*Error {
 			)
 		case s.Workload.Reentrant && !d.Reentrant:
 			bad(field, "%s is not reentrant (workload.reentrant)", name)
+		case notOffered(d, s.Workload.Steps()) != "":
+			bad(field, "%s (workload.usage)", notOffered(d, s.Workload.Steps()))
 		case d.Expires && s.TTL == 0:
 			bad(field, "%s is a lease: give the scenario a ttl", name)
 		default:
@@ -191,4 +193,14 @@ func (s *Scenario) Prepare() error {
 		}
 	}
 	return nil
+}
+
+// notOffered says why d cannot take one of steps, or "".
+func notOffered(d locks.Design, steps []string) string {
+	for _, step := range steps {
+		if why := d.NotOffered(step); why != "" {
+			return why
+		}
+	}
+	return ""
 }

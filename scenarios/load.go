@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/internal/yamlpos"
 	"github.com/lockcheck/lockcheck/internal/yamltime"
+	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/providers"
 	"github.com/lockcheck/lockcheck/resource"
@@ -239,6 +240,19 @@ func (s *Scenario) validate() []*Error {
 	if err == nil && w.Reentrant && !design.Reentrant {
 		bad("workload.reentrant", "%s is not reentrant", s.Lock)
 	}
+	for _, step := range w.Usage.Steps() {
+		if err == nil {
+			if why := design.NotOffered(step); why != "" {
+				bad("workload.usage."+step, "%s", why)
+			}
+		}
+	}
+	if w.Usage.Reenter < 0 || w.Usage.ReleaseRetry < 0 {
+		bad("workload.usage", "reenter and release-retry count steps: 0 or more")
+	}
+	if w.Usage.Try != nil && w.Usage.Try.D() < 0 {
+		bad("workload.usage.try", "a try waits 0s or more, got %s", w.Usage.Try.D())
+	}
 	if err == nil {
 		s.plan = services.PlanFor(s.Spec(), bad)
 	}
@@ -325,9 +339,17 @@ func (s *Scenario) validateNemesis(bad func(string, string, ...any)) {
 			}
 			passer = e.By
 		}
+		step := nemesis.IsStep(e.Kind) // told at its time, taken at the next pass of its point
 		switch {
-		case e.Point != "" && e.At != 0:
+		case e.Point != "" && e.At != 0 && !step:
 			at("point", "give either at (a time) or point (a program point), not both")
+		case step && e.Point != "":
+			if !slices.Contains(points, e.Point) {
+				at("point", "unknown program point %q; valid points for %s: %s", e.Point, s.Lock, strings.Join(points, ", "))
+			}
+			if e.Occurrence < 0 {
+				at("occurrence", "passes count from 1 (0: the next), got %d", e.Occurrence)
+			}
 		case e.Point != "":
 			if known && !t.Client && e.By == "" {
 				at("point", "program points are in clients; %s is a server (by: CLIENT starts a fault on it as that client passes the point)", e.Target)
@@ -360,15 +382,32 @@ func (s *Scenario) view() view { return view{s} }
 
 func (v view) Target(name string) (nemesis.TargetInfo, bool) {
 	if slices.Contains(v.s.ClientNames(), name) {
-		return nemesis.TargetInfo{Name: name, Client: true}, true
+		return nemesis.TargetInfo{Name: name, Client: true, Usage: v.s.DesignOf(name).Offered()}, true
 	}
 	if r, ok := nemesis.ClientRole(name); ok {
+		r.Usage = v.s.commonUsage()
 		return r, true
 	}
 	if v.s.plan == nil {
 		return nemesis.TargetInfo{}, false
 	}
 	return v.s.plan.Target(name)
+}
+
+// commonUsage lists the usage steps every client's design offers: what a lock state, which may
+// stand for any client, can be asked.
+func (s *Scenario) commonUsage() []string {
+	var out []string
+	for _, step := range locks.UsageNames() {
+		every := true
+		for _, c := range s.ClientNames() {
+			every = every && s.DesignOf(c).Offers(step)
+		}
+		if every {
+			out = append(out, step)
+		}
+	}
+	return out
 }
 
 func (v view) ClientLinks() []string {

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockcheck/lockcheck/locks"
+	"github.com/lockcheck/lockcheck/nemesis"
 )
 
 func TestEveryShippedScenarioLoads(t *testing.T) {
@@ -119,6 +122,21 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 			[]string{"nemesis[0].latency:", "latency does not apply to a pause fault"}},
 		{"lease without ttl", [2]string{"ttl: 500ms\n", ""},
 			[]string{"ttl:", "give it a ttl"}},
+		{"re-entry on a design that is not reentrant", [2]string{"duration: 2s\n", "duration: 2s\nworkload: {usage: {reenter: 2}}\n"},
+			[]string{"workload.usage.reenter:", "set-nx-px is not reentrant"}},
+		{"misspelt usage step", [2]string{"duration: 2s\n", "duration: 2s\nworkload: {usage: {release_retry: 2}}\n"},
+			[]string{"workload.usage.release_retry: unknown field", "release-retry", "reenter", "try"}},
+		{"negative usage count", [2]string{"duration: 2s\n", "duration: 2s\nworkload: {usage: {release-retry: -1}}\n"},
+			[]string{"workload.usage:", "0 or more"}},
+		{"abandon on a server", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s", "fault: abandon\n    " +
+			"target: n1\n    at: 1s"},
+			[]string{"nemesis[0].target:", "abandon is a client's step"}},
+		{"abandon at an unknown point", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s", "fault: abandon\n    " +
+			"target: waiter\n    at: 1s\n    point: answered"},
+			[]string{"nemesis[0].point:", `unknown program point "answered"`}},
+		{"abandon with a length", [2]string{"fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s", "fault: abandon\n    " +
+			"target: client-2\n    at: 1s\n    for: 1s"},
+			[]string{"nemesis[0].for:", "abandoning an attempt is instant"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -133,6 +151,30 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An external program offers abandon only when it says so; an in-process design always does.
+func TestAbandonGoesOnlyToClientsWhoseLockGivesUpAnAttempt(t *testing.T) {
+	step := "fault: pause\n    target: client-1\n    point: after-acquire\n    for: 1s"
+	src := strings.Replace(valid, step, "fault: abandon\n    target: waiter\n    at: 1s", 1)
+	if _, err := Parse("x.yaml", []byte(src)); err != nil {
+		t.Fatalf("set-nx-px runs in lockcheck's process and can be abandoned: %v", err)
+	}
+	ext := strings.Replace(src, "lock: set-nx-px", "lock: {command: [python3, lock.py], nodes: 1, token: none}", 1)
+	if _, err := Parse("x.yaml", []byte(ext)); err == nil || !strings.Contains(err.Error(), "does not give up an attempt when told") {
+		t.Fatalf("a program that does not offer abandon must be refused it, got %v", err)
+	}
+	ext = strings.Replace(ext, "token: none}", "token: none, usage: [abandon]}", 1)
+	if _, err := Parse("x.yaml", []byte(ext)); err != nil {
+		t.Fatalf("a program that offers abandon takes it: %v", err)
+	}
+	bad := strings.Replace(ext, "usage: [abandon]", "usage: [abandn]", 1)
+	if _, err := Parse("x.yaml", []byte(bad)); err == nil || !strings.Contains(err.Error(), "valid steps: reenter, try, abandon, release-retry") {
+		t.Fatalf("an unknown step must list the valid ones, got %v", err)
+	}
+	if nemesis.Abandon != locks.UsageAbandon {
+		t.Fatalf("the nemesis's step %q and the vocabulary's %q must be one name", nemesis.Abandon, locks.UsageAbandon)
 	}
 }
 

@@ -287,6 +287,17 @@ func checkProgram(p *locks.Program, base string, bad func(field, format string, 
 		}
 		seen[pt] = true
 	}
+	for i, step := range p.Usage {
+		field := fmt.Sprintf("usage[%d]", i)
+		switch u, err := locks.LookupUsage(step); {
+		case err != nil:
+			fail(field, "%v", err)
+		case u.Everyone:
+			fail(field, "every design takes %s (lockcheck asks it of the lock's acquire and release): list only what the program itself must do", step)
+		case slices.Contains(p.Usage[:i], step):
+			fail(field, "%s is listed twice", step)
+		}
+	}
 	if !filepath.IsAbs(p.Dir) {
 		if abs, err := filepath.Abs(filepath.Join(base, p.Dir)); err == nil {
 			p.Dir = abs

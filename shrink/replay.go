@@ -68,6 +68,18 @@ func FromRun(sc *scenarios.Scenario, events []history.Event, violation int64) (R
 			f.For = scenarios.Duration(d.Round(time.Millisecond))
 		}
 		r.Applied++
+		if k.Step {
+			// A usage step is told its client at its time and taken at the next pass of its
+			// point: both forms keep the two, and the anchored one aims it at the lock state the
+			// client was in (the waiter), whoever that is in the replay.
+			f.Point = hf.Point
+			timed = append(timed, scenarios.Entry{Fault: f})
+			if hf.As != "" {
+				f.Target = hf.As
+			}
+			anchored = append(anchored, scenarios.Entry{Fault: f})
+			continue
+		}
 		timed = append(timed, scenarios.Entry{Fault: f})
 		anchored = append(anchored, scenarios.Entry{Fault: anchor(f, hf, events)})
 	}

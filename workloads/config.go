@@ -68,10 +68,59 @@ type Workload struct {
 	// longer than the lease.
 	Attempt yamltime.Duration `yaml:"attempt" json:"attempt"`
 	// Reentrant: take the lock a second time inside the hold, give it back before the outer
-	// release.
+	// release (usage: {reenter: 1}).
 	Reentrant bool `yaml:"reentrant" json:"reentrant"`
+	// Usage is what each client does with the lock besides one acquire and one release, every
+	// cycle (locks.UsageSteps; aimed steps such as abandon are nemesis entries).
+	Usage Usage `yaml:"usage" json:"usage"`
 	// Readers: for read/write designs, client-1..client-N read and the others write.
 	Readers int `yaml:"readers" json:"readers"`
+}
+
+// Usage is a workload's usage: block, one field per step of locks.UsageSteps that a client
+// takes every cycle, keyed by the step's name.
+type Usage struct {
+	// Reenter: how many inner acquires a hold nests, each given back (innermost first) before
+	// the hold's work (0: none; reentrant: true is 1).
+	Reenter int `yaml:"reenter" json:"reenter,omitempty"`
+	// Try: each acquire is one attempt that waits at most this long (0s: not at all) and is not
+	// retried; nil: acquires retry until acquire_timeout.
+	Try *yamltime.Duration `yaml:"try" json:"try,omitempty"`
+	// ReleaseRetry: a release whose outcome was unknown (an error, a timeout) is sent again, up
+	// to this many times.
+	ReleaseRetry int `yaml:"release-retry" json:"release_retry,omitempty"`
+}
+
+// Steps lists the steps u asks for, by their names in locks.UsageSteps.
+func (u Usage) Steps() []string {
+	var out []string
+	if u.Reenter > 0 {
+		out = append(out, locks.UsageReenter)
+	}
+	if u.Try != nil {
+		out = append(out, locks.UsageTry)
+	}
+	if u.ReleaseRetry > 0 {
+		out = append(out, locks.UsageReleaseRetry)
+	}
+	return out
+}
+
+// Depth is how many inner acquires a hold nests: usage's reenter, or 1 for reentrant: true.
+func (w Workload) Depth() int {
+	if w.Usage.Reenter == 0 && w.Reentrant {
+		return 1
+	}
+	return w.Usage.Reenter
+}
+
+// Steps lists the usage steps the workload asks for (reentrant: true is reenter).
+func (w Workload) Steps() []string {
+	steps := w.Usage.Steps()
+	if w.Reentrant && w.Usage.Reenter == 0 {
+		steps = append([]string{locks.UsageReenter}, steps...)
+	}
+	return steps
 }
 
 // AttemptBound is how long one acquire attempt may take: Attempt, or four command timeouts (an
@@ -131,11 +180,15 @@ type ClockSetting struct {
 
 // Command is a later line of input: "go" (start, when the config said AwaitGo), "stop" (finish
 // the current cycle, release, exit), "clock" (set the client's clock), "arm" (stop at each pass
-// of Point) or "disarm" (no more).
+// of Point) or "disarm" (no more), "step" (take the aimed usage step Step: now, or at the
+// Occurrence-th pass of Point from now on while it can).
 type Command struct {
 	Cmd   string       `json:"cmd"`
 	Clock ClockSetting `json:"clock,omitempty"`
 	Point string       `json:"point,omitempty"`
+	// Step and Occurrence: a "step" command's.
+	Step       string `json:"step,omitempty"`
+	Occurrence int    `json:"occurrence,omitempty"`
 	// At is when "go" was given (history.Now, one clock for every process): a client's
 	// StartDelay counts from it, not from when its worker read the line, which on a busy
 	// machine can be tens of milliseconds later for one client than for another.

@@ -144,6 +144,12 @@ func (w *Worker) Arm(point string) error {
 	return w.send(mustJSON(Command{Cmd: "arm", Point: point}))
 }
 
+// Step tells the worker an aimed usage step: take it now, or at the occurrence-th pass of point
+// during an acquire attempt from now on.
+func (w *Worker) Step(step, point string, occurrence int) error {
+	return w.send(mustJSON(Command{Cmd: "step", Step: step, Point: point, Occurrence: occurrence}))
+}
+
 // Disarm calls off the worker's stops at each pass of point.
 func (w *Worker) Disarm(point string) error {
 	return w.send(mustJSON(Command{Cmd: "disarm", Point: point}))

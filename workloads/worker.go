@@ -69,6 +69,8 @@ func Main(in io.Reader, out io.Writer, logger *slog.Logger) error {
 				w.clock.Set(c.Clock.Offset, c.Clock.Rate)
 			case "arm", "disarm":
 				w.arm(c.Point, c.Cmd == "arm")
+			case "step":
+				w.step(c)
 			}
 		}
 	}()
@@ -109,6 +111,16 @@ type worker struct {
 
 	armMu sync.Mutex
 	armed map[string]bool // points to stop at on each pass (StopAt.Every, then arm and disarm)
+	// abandon ends the acquire attempt in flight (nil between attempts); steps are the aimed
+	// usage steps waiting for a pass of their point during an attempt. Both under armMu.
+	abandon context.CancelFunc
+	steps   []pendingStep
+}
+
+// pendingStep is an aimed usage step told to the worker, waiting for the passes of its point.
+type pendingStep struct {
+	step, point string
+	left        int // passes of point during an attempt still to go
 }
 
 // arm starts (on) or calls off (!on) the stops at each pass of point.
@@ -239,6 +251,7 @@ func (w *worker) point(name string) {
 	defer runtime.UnlockOSThread()
 	w.passes[name]++
 	pass := w.passes[name]
+	w.stepAt(name, pass)
 	if !w.stopsAt(name, pass) {
 		return
 	}
@@ -268,12 +281,7 @@ func (w *worker) loop(stop context.Context, delay time.Duration) error {
 			continue
 		}
 		w.point(AfterAcquire)
-		// A reentrant holder takes the lock again and gives that inner level back before its
-		// work, as code that called a helper taking the same lock carries on after it: the
-		// outer hold must survive the inner release.
-		if w.cfg.Workload.Reentrant && w.nest(history.Reacquire) {
-			w.nest(history.Rerelease)
-		}
+		w.reenter()
 		w.criticalSection(resource.Access{Client: w.cfg.Client, Token: token, Value: locks.ValueOf(w.lock)})
 		w.release()
 		if err := w.broken(); err != nil {
@@ -305,16 +313,23 @@ func (w *worker) broken() error {
 func (w *worker) acquire(stop context.Context) (*int64, bool) {
 	wl := w.cfg.Workload
 	op := w.invoke(history.Acquire, history.Event{})
+	bound := wl.AttemptBound()
 	deadline := time.Now().Add(wl.AcquireTimeout.D())
+	if wl.Usage.Try != nil { // one attempt: the wait it allows, and one command's time to answer
+		bound = wl.Usage.Try.D() + wl.Timeout.D()
+		deadline = time.Now().Add(bound)
+	}
 	var unknown error
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), wl.AttemptBound())
+		ctx, cancel := context.WithTimeout(context.Background(), bound)
 		if d, ok := ctx.Deadline(); ok && d.After(deadline) {
 			cancel()
 			ctx, cancel = context.WithDeadline(context.Background(), deadline)
 		}
 		attempt := history.Now()
+		w.attempting(cancel)
 		token, err := w.lock.Acquire(ctx)
+		w.attempting(nil)
 		cancel()
 		switch {
 		case err == nil:
@@ -337,7 +352,7 @@ func (w *worker) acquire(stop context.Context) (*int64, bool) {
 		if wl.BackoffMax > wl.BackoffMin {
 			backoff += time.Duration(w.rng.Int64N(int64(wl.BackoffMax - wl.BackoffMin)))
 		}
-		if time.Now().Add(backoff).After(deadline) || !w.wait(stop, backoff) {
+		if wl.Usage.Try != nil || time.Now().Add(backoff).After(deadline) || !w.wait(stop, backoff) {
 			if unknown != nil {
 				w.complete(op, history.Info, history.Acquire, history.Event{Error: unknown.Error()})
 			} else {
@@ -345,6 +360,19 @@ func (w *worker) acquire(stop context.Context) (*int64, bool) {
 			}
 			return nil, false
 		}
+	}
+}
+
+// reenter nests the workload's depth of inner acquires and gives them back, innermost first,
+// before the hold's work, as code that called helpers taking the same lock carries on after them:
+// the outer hold must survive the inner releases. It stops nesting at the first refusal.
+func (w *worker) reenter() {
+	nested := 0
+	for nested < w.cfg.Workload.Depth() && w.nest(history.Reacquire) {
+		nested++
+	}
+	for ; nested > 0; nested-- {
+		w.nest(history.Rerelease)
 	}
 }
 
@@ -456,19 +484,80 @@ func unknownRegisters(values map[string]int64) map[string]history.Register {
 	return out
 }
 
+// release gives the lock back; a release whose outcome was unknown is sent again up to the
+// workload's release-retry times, each a release of its own in the history.
 func (w *worker) release() {
-	op := w.invoke(history.Release, history.Event{})
-	ctx, cancel := w.opContext()
-	err := w.lock.Release(ctx)
-	cancel()
-	switch {
-	case err == nil:
-		w.complete(op, history.OK, history.Release, history.Event{})
-	case errors.Is(err, locks.ErrNotHeld):
-		w.complete(op, history.Fail, history.Release, history.Event{Error: err.Error()})
-	default:
+	for try := 0; ; try++ {
+		op := w.invoke(history.Release, history.Event{})
+		ctx, cancel := w.opContext()
+		err := w.lock.Release(ctx)
+		cancel()
+		switch {
+		case err == nil:
+			w.complete(op, history.OK, history.Release, history.Event{})
+			return
+		case errors.Is(err, locks.ErrNotHeld):
+			w.complete(op, history.Fail, history.Release, history.Event{Error: err.Error()})
+			return
+		}
 		w.complete(op, history.Info, history.Release, history.Event{Error: err.Error()})
+		if try >= w.cfg.Workload.Usage.ReleaseRetry {
+			return
+		}
 	}
+}
+
+// attempting records the acquire attempt in flight (its cancel), or that none is (nil).
+func (w *worker) attempting(cancel context.CancelFunc) {
+	w.armMu.Lock()
+	defer w.armMu.Unlock()
+	w.abandon = cancel
+}
+
+// step takes an aimed usage step the controller asked for: abandon the acquire attempt in flight
+// now, or at the Occurrence-th pass of Point during an attempt from now on.
+func (w *worker) step(c Command) {
+	if c.Step != locks.UsageAbandon {
+		w.emit(history.Event{Type: history.Note, F: history.Abandoned, Error: fmt.Sprintf("unknown usage step %q", c.Step)})
+		return
+	}
+	w.armMu.Lock()
+	defer w.armMu.Unlock()
+	if c.Point != "" {
+		w.steps = append(w.steps, pendingStep{step: c.Step, point: c.Point, left: max(c.Occurrence, 1)})
+		return
+	}
+	if w.abandon == nil {
+		w.emit(history.Event{Type: history.Note, F: history.Abandoned, Error: "no acquire attempt in flight"})
+		return
+	}
+	w.abandonNow("", 0)
+}
+
+// stepAt takes the steps due at this pass of point: it counts only during an acquire attempt.
+func (w *worker) stepAt(point string, pass int) {
+	w.armMu.Lock()
+	defer w.armMu.Unlock()
+	if w.abandon == nil {
+		return
+	}
+	for i := 0; i < len(w.steps); i++ {
+		if s := &w.steps[i]; s.point == point {
+			if s.left--; s.left == 0 {
+				w.steps = append(w.steps[:i], w.steps[i+1:]...)
+				w.abandonNow(point, pass)
+				return // the attempt is over: one step a pass
+			}
+		}
+	}
+}
+
+// abandonNow cancels the attempt in flight and notes it, before the lock's code goes on. Call with
+// armMu held.
+func (w *worker) abandonNow(point string, pass int) {
+	w.emit(history.Event{Type: history.Note, F: history.Abandoned, Point: point, Pass: pass})
+	w.abandon()
+	w.abandon = nil
 }
 
 // opContext bounds one operation other than an acquire attempt (Workload.AttemptBound): Timeout

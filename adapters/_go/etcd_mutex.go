@@ -29,7 +29,6 @@ import (
 	"sync"
 	"time"
 
-	"go.uber.org/zap"
 	"google.golang.org/grpc"
 )
 
@@ -66,13 +65,12 @@ func newEtcdLock(init initRequest) (*etcdLock, error) {
 	if len(init.Nodes) == 0 {
 		return nil, errors.New("etcd: no endpoints")
 	}
-	logs := zap.NewProductionConfig() // the library's warnings and errors only, on stderr
-	logs.Level = zap.NewAtomicLevelAt(zap.WarnLevel)
-	logs.Sampling = nil
-	logs.OutputPaths, logs.ErrorOutputPaths = []string{"stderr"}, []string{"stderr"}
-	// Every keep-alive of the session's lease is reported to the worker as a renewal.
-	cli, err := etcdNew(etcdConfig{Endpoints: init.Nodes, LogConfig: &logs,
-		DialOptions: []grpc.DialOption{grpc.WithChainStreamInterceptor(etcdRenewals(reportRenewal))}})
+	// Every keep-alive of the session's lease is reported to the worker as a renewal; every
+	// answer of a request reaches the client through the program point "answered" first.
+	cli, err := etcdNew(etcdClientConfig(init.Nodes, []grpc.DialOption{
+		grpc.WithChainStreamInterceptor(etcdRenewals(reportRenewal)),
+		grpc.WithChainUnaryInterceptor(answeredPoints()),
+	}))
 	if err != nil {
 		return nil, fmt.Errorf("etcd: client: %w", err)
 	}
@@ -113,9 +111,10 @@ func (l *etcdLock) acquire(within time.Duration) answer {
 	l.mu.Lock()
 	l.attempt = finished
 	l.mu.Unlock()
-	// Lock's context ends a little early, so that it can delete its key and say so in time.
+	// Lock's context ends a little early, so that it can delete its key and say so in time, or
+	// when lockcheck gives the attempt up (usage step abandon), as a caller's context would.
 	slack := min(l.init.timeout(), within/4)
-	lockCtx, cancel := context.WithDeadline(context.Background(), deadline.Add(-slack))
+	lockCtx, cancel := context.WithDeadline(attemptContext(), deadline.Add(-slack))
 	results := make(chan attemptResult, 1)
 	var mu sync.Mutex
 	abandoned := false
@@ -287,6 +286,9 @@ func (l *etcdLock) release(within time.Duration) answer {
 	}
 	return ok()
 }
+
+// usage: the attempt is given up when told (attemptContext ends Lock's context).
+func (l *etcdLock) usage() []string { return []string{"abandon"} }
 
 func (l *etcdLock) close() {
 	l.mu.Lock()

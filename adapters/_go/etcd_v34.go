@@ -8,6 +8,8 @@ import (
 	clientv3 "go.etcd.io/etcd/clientv3"
 	"go.etcd.io/etcd/clientv3/concurrency"
 	pb "go.etcd.io/etcd/etcdserver/etcdserverpb"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
 )
 
 type (
@@ -32,3 +34,13 @@ func createRevision(m *etcdMutex) int64 {
 
 // sessionExpired: before 3.5, Lock never says that the waiter's session expired.
 func sessionExpired(error) bool { return false }
+
+// etcdClientConfig is the client's configuration: the library's warnings and errors only, on
+// stderr.
+func etcdClientConfig(endpoints []string, dial []grpc.DialOption) etcdConfig {
+	logs := zap.NewProductionConfig()
+	logs.Level = zap.NewAtomicLevelAt(zap.WarnLevel)
+	logs.Sampling = nil
+	logs.OutputPaths, logs.ErrorOutputPaths = []string{"stderr"}, []string{"stderr"}
+	return etcdConfig{Endpoints: endpoints, LogConfig: &logs, DialOptions: dial}
+}

@@ -5,6 +5,8 @@ package main
 
 import (
 	"errors"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -34,3 +36,13 @@ func createRevision(m *etcdMutex) int64 {
 // sessionExpired: from 3.5.0, Lock reads its key back after waiting and fails with
 // ErrSessionExpired when it is gone.
 func sessionExpired(err error) bool { return errors.Is(err, concurrency.ErrSessionExpired) }
+
+// etcdClientConfig is the client's configuration: the library's warnings and errors only, on
+// stderr.
+func etcdClientConfig(endpoints []string, dial []grpc.DialOption) etcdConfig {
+	logs := zap.NewProductionConfig()
+	logs.Level = zap.NewAtomicLevelAt(zap.WarnLevel)
+	logs.Sampling = nil
+	logs.OutputPaths, logs.ErrorOutputPaths = []string{"stderr"}, []string{"stderr"}
+	return etcdConfig{Endpoints: endpoints, LogConfig: &logs, DialOptions: dial}
+}

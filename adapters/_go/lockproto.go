@@ -11,6 +11,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -54,6 +55,8 @@ type answer struct {
 	Session string `json:"session,omitempty"`
 	// Renewed: the valid answer asked the servers and renewed the lease.
 	Renewed bool `json:"renewed,omitempty"`
+	// Usage: init: the usage steps this adapter takes (usageOffer).
+	Usage []string `json:"usage,omitempty"`
 }
 
 // renewal is a line the adapter writes on its own: a renewal its library made (a keep-alive, a
@@ -67,11 +70,28 @@ type renewal struct {
 	LeaseMS    int64  `json:"lease_ms,omitempty"`
 }
 
-// out is stdout, one JSON object per line; answers and renewals come from several goroutines.
+// out is the protocol's stdout, one JSON object per line; answers, points and renewals come
+// from several goroutines. The program's own fd 1 is pointed at stderr before main runs, so that
+// a library that prints to stdout writes to the client's log, not into the protocol.
 var (
 	outMu sync.Mutex
-	out   = json.NewEncoder(os.Stdout) // os.Stdout is unbuffered: a line per Encode
+	out   = json.NewEncoder(protocolStdout())
 )
+
+// protocolStdout keeps the real stdout for the protocol and sends everything else written to
+// fd 1 (a library's prints, fmt.Println in the adapter) to stderr.
+func protocolStdout() *os.File {
+	fd, err := syscall.Dup(1)
+	if err != nil {
+		return os.Stdout
+	}
+	if syscall.Dup3(2, 1, 0) != nil {
+		return os.NewFile(uintptr(fd), "protocol")
+	}
+	protocol := os.NewFile(uintptr(fd), "protocol")
+	os.Stdout = os.Stderr
+	return protocol
+}
 
 func write(v any) error {
 	outMu.Lock()
@@ -114,13 +134,120 @@ type validator interface {
 	valid(within time.Duration) answer
 }
 
-// serve runs the request loop around the client newClient builds at init.
-func serve(newClient func(initRequest) (lockClient, error)) {
+// usageOffer is a lockClient that says which usage steps it takes beyond acquire and release
+// (abandon: its acquire gives up when the kit's attempt context ends, attemptContext).
+type usageOffer interface {
+	usage() []string
+}
+
+// inbound is stdin, read by one goroutine: requests go to serve, the continue after a point to
+// the point that waits for it, and an abandon gives up the attempt in flight at once.
+var (
+	requests  = make(chan []byte)
+	continues = make(chan []byte)
+)
+
+// attempt is the acquire in flight: its context (attemptContext), given up by an abandon.
+var attempt struct {
+	sync.Mutex
+	ctx     context.Context
+	cancel  context.CancelFunc
+	running bool
+}
+
+// attemptContext is the context of the acquire in flight: the kit cancels it when lockcheck
+// gives the attempt up (usage step abandon), as a caller's own context ending would. An adapter
+// that offers abandon passes it (or one made from it) to the library's acquire.
+func attemptContext() context.Context {
+	attempt.Lock()
+	defer attempt.Unlock()
+	if attempt.ctx == nil {
+		return context.Background()
+	}
+	return attempt.ctx
+}
+
+func beginAttempt() {
+	attempt.Lock()
+	defer attempt.Unlock()
+	// The last attempt's context stays live until now: its library call may still be finishing
+	// (an adapter abandons and undoes it on its own).
+	if attempt.cancel != nil {
+		attempt.cancel()
+	}
+	attempt.ctx, attempt.cancel = context.WithCancel(context.Background())
+	attempt.running = true
+}
+
+func endAttempt() {
+	attempt.Lock()
+	defer attempt.Unlock()
+	attempt.running = false
+}
+
+func abandonAttempt() {
+	attempt.Lock()
+	defer attempt.Unlock()
+	if attempt.running && attempt.cancel != nil {
+		attempt.cancel()
+	}
+}
+
+var pointMu sync.Mutex // one point at a time: each waits for its own continue
+
+// point announces a program point of an acquire in flight and waits until lockcheck lets the
+// client go on: it may stop the whole client there (a pause at the point), or give the attempt up
+// first (the continue says abandon), so that the library goes on from the point already told.
+// Outside an acquire it does nothing. Call it from the goroutine whose next step the point is.
+func point(name string) {
+	attempt.Lock()
+	running := attempt.running
+	attempt.Unlock()
+	if !running {
+		return
+	}
+	pointMu.Lock()
+	defer pointMu.Unlock()
+	if write(map[string]string{"type": "point", "name": name}) != nil {
+		return
+	}
+	var c struct {
+		Abandon bool `json:"abandon"`
+	}
+	line, ok := <-continues
+	if ok && json.Unmarshal(line, &c) == nil && c.Abandon {
+		abandonAttempt()
+	}
+}
+
+// readInput sorts stdin's lines until it closes.
+func readInput() {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 64*1024), 1024*1024)
-	var client lockClient
 	for in.Scan() {
-		line := in.Bytes()
+		line := append([]byte(nil), in.Bytes()...)
+		var kind struct {
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal(line, &kind)
+		switch kind.Type {
+		case "continue":
+			continues <- line
+		case "abandon":
+			abandonAttempt()
+		default:
+			requests <- line
+		}
+	}
+	close(requests)
+	close(continues)
+}
+
+// serve runs the request loop around the client newClient builds at init.
+func serve(newClient func(initRequest) (lockClient, error)) {
+	go readInput()
+	var client lockClient
+	for line := range requests {
 		var req request
 		if err := json.Unmarshal(line, &req); err != nil {
 			fmt.Fprintf(os.Stderr, "lock adapter: not a request: %q\n", line)
@@ -142,10 +269,15 @@ func serve(newClient func(initRequest) (lockClient, error)) {
 			client = c
 			_, canValidate := c.(validator)
 			a = answer{Type: "ok", Valid: canValidate}
+			if u, ok := c.(usageOffer); ok {
+				a.Usage = u.usage()
+			}
 		case client == nil:
 			a = unknownf("%s before init", req.Type)
 		case req.Type == "acquire":
+			beginAttempt()
 			a = client.acquire(within(req))
+			endAttempt()
 		case req.Type == "release":
 			a = client.release(within(req))
 		case req.Type == "valid":

@@ -63,6 +63,7 @@ type designRow struct {
 	FailureModes  []string `json:"failure_modes"`
 	Scenarios     []string `json:"scenarios"`
 	Points        []string `json:"program_points"`
+	Usage         []string `json:"usage"` // the usage steps it offers (locks.UsageSteps)
 	NotApplicable []string `json:"matrix_columns_not_applicable"`
 }
 
@@ -73,7 +74,7 @@ func designRows(designs []locks.Design) []designRow {
 			Waits: waitsWord(d), WaitsBy: d.WaitsBy(), Token: d.Token, Fair: d.Fair, VariantOf: d.VariantOf, Source: d.Source, Summary: d.Summary,
 			Protects: d.Protects, FailureModes: nonNil(d.FailureModes), Scenarios: nonNil(d.Scenarios),
 			Promise: d.PromiseRule(locks.Env{TTL: time.Second}).Words,
-			Points:  nonNil(d.Points), NotApplicable: nonNil(matrix.NotApplicable(d))})
+			Points:  nonNil(d.Points), Usage: nonNil(d.Offered()), NotApplicable: nonNil(matrix.NotApplicable(d))})
 	}
 	return rows
 }
@@ -156,6 +157,7 @@ func writeList(out io.Writer, rows []designRow, mode listMode) error {
 			if len(r.Points) > 0 {
 				field("its own program points", strings.Join(r.Points, ", "))
 			}
+			field("usage it offers", strings.Join(nonNil(r.Usage), ", "))
 			if len(r.NotApplicable) > 0 {
 				field("matrix columns that do not apply", strings.Join(r.NotApplicable, "; "))
 			}
@@ -163,6 +165,12 @@ func writeList(out io.Writer, rows []designRow, mode listMode) error {
 	}
 	listLibraries(out, mode)
 	para("program points a scenario can stop a client at: " + strings.Join(workloads.Points, ", "))
+	var steps []string
+	for _, u := range locks.UsageSteps {
+		steps = append(steps, u.Name+" ("+u.Means+")")
+	}
+	para("usage steps a scenario can ask of a client (-v says which each design offers; workload: {usage: {reenter: N, " +
+		"try: WAIT, release-retry: N}}, and {fault: abandon, target: waiter, point: P} in its nemesis): " + strings.Join(steps, "; "))
 	if mode == listNarrow {
 		para("lockcheck list -v: each design's source, token, failure modes and scenarios; --wide, --json: more.")
 	}
