@@ -30,6 +30,7 @@ package checker
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -83,14 +84,23 @@ type yes struct {
 	ask, ok int64 // when its request was sent; when the answer came
 	promise int64 // how long from ask it lasts; history.Forever; 0: nothing that lasts
 	session int32 // string id of its lease or session, idEmpty if none
+	// until, for a reacquire, is when its client set out to give that inner level back (the
+	// rerelease's invoke; 0: never): an inner yes promises the lock for the inner level's hold.
+	// A re-entry that took the lock afresh after the outer lease had gone gives it all back with
+	// the inner release, and the outer hold lives on only on its own promises.
+	until int64
 }
 
 // end is when the promise runs out, for a hold that ends at holdEnd.
 func (y yes) end(holdEnd int64) int64 {
+	end := y.ask + y.promise
 	if y.promise == history.Forever {
-		return holdEnd
+		end = holdEnd
 	}
-	return y.ask + y.promise
+	if y.until > 0 {
+		end = min(end, y.until)
+	}
+	return end
 }
 
 // promiseCheck holds what the classification reads, built once per verdict.
@@ -140,6 +150,7 @@ func (l *Log) classifyWindows(m *MutualExclusion, holds []interval, ops []op, b 
 // server-asked checks.
 func (l *Log) yesAnswers(ops []op) map[int32][]yes {
 	out := map[int32][]yes{}
+	rereleases := l.invokesOf(ops, l.lookup(history.Rerelease))
 	for _, o := range ops {
 		if !o.completed() || l.recs[o.done].typ != tOK {
 			continue
@@ -158,12 +169,41 @@ func (l *Log) yesAnswers(ops []op) map[int32][]yes {
 		if p.since != 0 {
 			y.ask = p.since
 		}
+		if o.f == idReacquire {
+			y.until = after(rereleases[o.proc], done.t)
+		}
 		out[o.proc] = append(out[o.proc], y)
 	}
 	for _, ys := range out {
 		sort.SliceStable(ys, func(i, j int) bool { return ys[i].ok < ys[j].ok })
 	}
 	return out
+}
+
+// invokesOf are the times each client invoked op f, in order (none when the log has no such op).
+func (l *Log) invokesOf(ops []op, f int32) map[int32][]int64 {
+	out := map[int32][]int64{}
+	if f == idEmpty {
+		return out
+	}
+	for _, o := range ops {
+		if o.f == f {
+			out[o.proc] = append(out[o.proc], l.recs[o.invoke].t)
+		}
+	}
+	for _, ts := range out {
+		slices.Sort(ts)
+	}
+	return out
+}
+
+// after is the first of the sorted times ts later than t (0: none).
+func after(ts []int64, t int64) int64 {
+	i, _ := slices.BinarySearch(ts, t+1)
+	if i < len(ts) {
+		return ts[i]
+	}
+	return 0
 }
 
 // holdPromises are the moments of hold h in which the lock had promised it to its client, and the
@@ -361,7 +401,7 @@ func (pc *promiseCheck) consistentGrants(i int, y yes, free periods) periods {
 	var alive []period // the client's session, as its renewals show it
 	for _, r := range pc.yeses[h.client] {
 		if r.promise > 0 && (y.session == idEmpty || r.session == y.session) {
-			alive = append(alive, period{r.ok, r.ask + r.promise})
+			alive = append(alive, period{r.ok, r.end(h.end)})
 		}
 	}
 	session := union(alive...)
@@ -373,6 +413,9 @@ func (pc *promiseCheck) consistentGrants(i int, y yes, free periods) periods {
 			if s.from <= g && g < s.to {
 				until = min(s.to, h.end) // it holds until it lets go
 			}
+		}
+		if y.until > 0 {
+			until = min(until, y.until) // an inner level, until it is given back
 		}
 		if !pc.otherYesIn(i, g, until) {
 			out = append(out, p)

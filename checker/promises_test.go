@@ -509,3 +509,29 @@ func TestAServerFaultExplainsAnImpossibleYesInItsLaterWindowsToo(t *testing.T) {
 	m := classes(t, b.build())
 	wantClasses(t, m, ClassExplained, ClassExplained)
 }
+
+// A reentrant holder frozen past its lease takes the lock again on waking, when nobody holds it
+// (the lock grants it afresh), and gives that inner level back: the inner release frees the
+// lock, and the next holder is granted it rightly. The inner yes promised the lock only until
+// the inner level went: the outer hold outlived its promise (redisson × reenter-after-pause).
+func TestAnInnerYesPromisesTheLockOnlyUntilItsInnerRelease(t *testing.T) {
+	h := newHistory().start(0).designs(leaseRule, "client-1", "client-2").
+		leased("client-1", 10, 11).pause("client-1", 12, 1000).
+		leased("client-2", 450, 451).release("client-2", 600, 601).
+		promised("client-1", history.Reacquire, 1001, 1002, lease, -1, "").
+		op("client-1", history.Rerelease, 1003, 1004, history.OK, nil).
+		leased("client-2", 1100, 1101).release("client-2", 1200, 1201).
+		release("client-1", 1300, 1301).end(2000).build()
+	wantClasses(t, classes(t, h), ClassOutlived, ClassOutlived)
+
+	// Without the inner release, the inner yes still holds when client-2 is granted the lock:
+	// the lock promised it to both.
+	h = newHistory().start(0).designs(leaseRule, "client-1", "client-2").
+		leased("client-1", 10, 11).pause("client-1", 12, 1000).
+		leased("client-2", 450, 451).release("client-2", 600, 601).
+		promised("client-1", history.Reacquire, 1001, 1002, lease, -1, "").
+		leased("client-2", 1100, 1101).release("client-2", 1200, 1201).
+		op("client-1", history.Rerelease, 1250, 1251, history.OK, nil).
+		release("client-1", 1300, 1301).end(2000).build()
+	wantClasses(t, classes(t, h), ClassOutlived, ClassBroken)
+}

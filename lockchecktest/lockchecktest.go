@@ -117,8 +117,18 @@ type Design struct {
 	// Promise says what the lock promises and for how long; the zero value is the TTL from each
 	// acquisition and renewal (until released, for a lock that does not expire).
 	Promise Promise
-	New     func(Env) (Lock, error)
+	// Usage lists the usage steps the lock offers beyond those every design does (try,
+	// release-retry, and abandon: Acquire's context ends when a scenario gives the attempt up):
+	// "reenter" when the holder may take it again. Env.Point marks points a scenario can aim a
+	// step or a fault at.
+	Usage []string
+	// Points are the program points its code passes with Env.Point.
+	Points []string
+	New    func(Env) (Lock, error)
 }
+
+// Usage steps a design can list (Design.Usage).
+const Reenter = locks.UsageReenter
 
 // Register makes d available to Check.Lock and to scenario files' `lock:`. Call it in every
 // process of the test binary (an init function); it panics on a repeated name or a missing
@@ -134,7 +144,7 @@ func Register(d Design) {
 	locks.Register(locks.Design{
 		Name: name, Summary: "a design registered by a test through lockchecktest", Source: "the project under test",
 		Token: d.Token, Nodes: d.Nodes, Expires: d.Expires, Renews: d.Renews, Promise: d.Promise, Service: d.Service, New: d.New,
-		FailureModes: []string{"what the checks show"}, Outside: true,
+		Usage: d.Usage, Points: d.Points, FailureModes: []string{"what the checks show"}, Outside: true,
 	})
 }
 

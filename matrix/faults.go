@@ -152,6 +152,17 @@ var Faults = []Fault{
 			}
 			return cellSpec{reentrant: true}, ""
 		}},
+	{Name: "reenter-after-pause", Summary: "the first holder is frozen right after acquiring, for longer than the lease, then takes the lock " +
+		"again as its work begins (a re-entry after the lease ran out) and gives that level back",
+		Claims: []string{"K2"},
+		entry: func(c cellParams) (cellSpec, string) {
+			if !c.design.Reentrant {
+				return cellSpec{}, naNotReentrant
+			}
+			s := faults(pauseAt(firstClient, workloads.AfterAcquire, 1, c.pause))
+			s.reentrant = true
+			return s, ""
+		}},
 	{Name: "waiter-expires", Summary: "a queued waiter (client-2, behind the holder client-1, ahead of client-3) is frozen until its session " +
 		"or lease runs out, while client-1 still holds",
 		Claims: []string{"K11"},

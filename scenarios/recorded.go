@@ -29,13 +29,14 @@ type Recorded struct {
 	Quorum    bool     `yaml:"quorum,omitempty"`
 	AnyNodes  bool     `yaml:"any_nodes,omitempty"`
 	Points    []string `yaml:"points,omitempty,flow"`
+	Usage     []string `yaml:"usage,omitempty,flow"`
 }
 
 // record is what a run folder keeps of d.
 func record(d locks.Design) *Recorded {
 	return &Recorded{Name: d.Name, Service: d.Service, Nodes: d.Nodes, Token: d.Token, Expires: d.Expires, Renews: d.Renews,
 		Fair: d.Fair, Queued: d.Queued, ReadWrite: d.ReadWrite, Reentrant: d.Reentrant, Quorum: d.Quorum, AnyNodes: d.AnyNodes,
-		Points: d.Points}
+		Points: d.Points, Usage: d.Usage}
 }
 
 // design is the recorded design as lockcheck judges it: everything a scenario's rules and the
@@ -50,7 +51,7 @@ func (r Recorded) design() locks.Design {
 	return locks.Design{Name: r.Name, Summary: "a design a Go test registered, as its run recorded it", Source: "the project under test",
 		Token: token, Nodes: max(r.Nodes, 1), Expires: r.Expires, Renews: r.Renews, Fair: r.Fair, Queued: r.Queued,
 		ReadWrite: r.ReadWrite, Reentrant: r.Reentrant, Quorum: r.Quorum, AnyNodes: r.AnyNodes, Points: r.Points,
-		Service: r.Service, Outside: true,
+		Usage: r.Usage, Service: r.Service, Outside: true,
 		New:     func(locks.Env) (locks.Lock, error) { return nil, why },
 		Prepare: func() error { return why }}
 }

@@ -71,12 +71,17 @@ func Fault(f nemesis.Fault, ttl time.Duration) string {
 			what = "was killed"
 		case "crash":
 			what = "crashed" + long
+		case nemesis.Abandon:
+			what = "gave up its acquire attempt"
 		default:
 			what = "took a " + f.Kind + " fault" + long
 		}
 	}
 	when := fmt.Sprintf("%s into the run", f.At.D())
 	switch {
+	case nemesis.IsStep(f.Kind) && f.Point != "":
+		// Told at its time, taken at the next pass of its point during an attempt.
+		when = fmt.Sprintf("at its next pass of %s from %s into the run", f.Point, f.At.D())
 	case f.Target == nemesis.Waiter && nemesis.IsHoldPoint(f.Point):
 		// The longest waiter as a holder passes the point: the pass is the holder's.
 		who = "the client that had waited longest"
