@@ -333,3 +333,38 @@ func CompareLocks(m *Matrix, baseLock string) []Regression {
 	}
 	return out
 }
+
+// limitFigures are the magnitudes a holder outliving its promise drives by itself: how often a
+// frozen holder's lease runs out, and what it then costs. A release whose lease is shorter (a
+// library that rounds the TTL another way) shows the same limit more often, with no bug of its own.
+var limitFigures = []string{magnitudes_[0].name, magnitudes_[1].name, magnitudes_[2].name}
+
+// SetLimitsAside is an upgrade gate's reading of regs, the regressions of m's cells: in a cell
+// whose every window is a holder outliving its promise (or that has none), more double
+// ownership, overlap or lost updates than the baseline is the limit of every lease showing more
+// often — not a bug of the release — and goes into notes, not regressions, unless limits asks to
+// gate it too. A new broken promise, a new class, a worse status or a new loss stays a regression.
+func SetLimitsAside(m *Matrix, regs []Regression, limits bool) (kept, notes []Regression) {
+	for _, r := range regs {
+		c, ok := m.Cell(r.Lock, r.Fault)
+		if limits || !ok || worstClass(c).Worse(checker.ClassOutlived) {
+			kept = append(kept, r)
+			continue
+		}
+		var how, note []string
+		for _, h := range r.How {
+			if slices.ContainsFunc(limitFigures, func(f string) bool { return strings.HasPrefix(h, f+":") }) {
+				note = append(note, h)
+			} else {
+				how = append(how, h)
+			}
+		}
+		if len(how) > 0 {
+			kept = append(kept, Regression{Lock: r.Lock, Fault: r.Fault, Baseline: r.Baseline, How: how})
+		}
+		if len(note) > 0 {
+			notes = append(notes, Regression{Lock: r.Lock, Fault: r.Fault, Baseline: r.Baseline, How: note})
+		}
+	}
+	return kept, notes
+}

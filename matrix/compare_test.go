@@ -173,3 +173,33 @@ func TestCompareAndCompareLocks(t *testing.T) {
 		t.Errorf("CompareLocks: %+v, want copy × pause against orig", got)
 	}
 }
+
+// An upgrade gate judges bugs, not lease arithmetic: a release whose holders outlive their lease
+// more often (every window outlived) is noted, not failed, unless asked; one whose windows
+// include a broken promise still fails on the same figures.
+func TestAnUpgradeGateSetsTheLimitOfEveryLeaseAside(t *testing.T) {
+	cell := func(lock string, class checker.WindowClass, windows int) Cell {
+		c := runs(Unsafe, windows)
+		c.Lock, c.Fault = lock, "pause"
+		for i := range c.Outcomes {
+			c.Outcomes[i].Class = class
+		}
+		return c
+	}
+	m := &Matrix{Cells: []Cell{cell("old", checker.ClassOutlived, 2), cell("new", checker.ClassOutlived, 40)}}
+	regs := CompareLocks(m, "old")
+	if len(regs) != 1 {
+		t.Fatalf("the plain comparison sees more windows: %+v", regs)
+	}
+	kept, notes := SetLimitsAside(m, regs, false)
+	if len(kept) != 0 || len(notes) != 1 || !strings.Contains(notes[0].How[0], "double-ownership windows per 1,000") {
+		t.Errorf("outlived only: kept %+v, notes %+v; want one note and no regression", kept, notes)
+	}
+	if kept, _ := SetLimitsAside(m, regs, true); len(kept) != 1 {
+		t.Errorf("--baseline-limits must gate it: %+v", kept)
+	}
+	m = &Matrix{Cells: []Cell{cell("old", checker.ClassOutlived, 2), cell("new", checker.ClassBroken, 40)}}
+	if kept, notes := SetLimitsAside(m, CompareLocks(m, "old"), false); len(kept) != 1 || len(notes) != 0 {
+		t.Errorf("a broken promise stays a regression: kept %+v, notes %+v", kept, notes)
+	}
+}
