@@ -84,6 +84,7 @@ const (
 	naNoQueue      = "no queue of waiters with sessions or leases of their own: a waiter has no place that can run out"
 	naNoToken      = "no fencing token: which hold is paused matters only through the token it carries"
 	naNoPoints     = "no program points of its own"
+	naNoWait       = "a try-lock: an attempt does not wait, so there is nothing to give up"
 	naLeaseEnds    = "the lease is not renewed: a hold longer than the TTL ends without any fault"
 	naOneNode      = "fewer than three lock nodes: no minority to lose"
 )
@@ -163,6 +164,9 @@ var Faults = []Fault{
 			s.reentrant = true
 			return s, ""
 		}},
+	{Name: "abandon-waiter", Summary: "client-2, waiting behind the holder client-1, gives its acquire attempt up (cancels its context) " +
+		"halfway through client-1's hold, as a caller that went away; client-3 waits behind it",
+		entry: abandonWaiter},
 	{Name: "waiter-expires", Summary: "a queued waiter (client-2, behind the holder client-1, ahead of client-3) is frozen until its session " +
 		"or lease runs out, while client-1 still holds",
 		Claims: []string{"K11"},
@@ -260,6 +264,26 @@ func waiterExpires(c cellParams) (cellSpec, string) {
 		stagger:        stagger,
 		acquireTimeout: 3 * hold,
 		duration:       hold + c.ttl + time.Second, // client-1 releases, the queue moves on
+	}, ""
+}
+
+// abandonWaiter is the usage column: a waiter's attempt given up while it waits. A lock must not
+// hand the lock later to a client that gave up (it would hold with nobody knowing) nor lose its
+// queue: the next waiter gets the lock when the holder lets go.
+func abandonWaiter(c cellParams) (cellSpec, string) {
+	if c.design.Blocking == "" {
+		return cellSpec{}, naNoWait
+	}
+	if why := c.design.NotOffered(locks.UsageAbandon); why != "" {
+		return cellSpec{}, why
+	}
+	const stagger = 300 * time.Millisecond
+	hold := 4 * stagger
+	return cellSpec{
+		nemesis:        []nemesis.Fault{{Kind: nemesis.Abandon, Target: "client-2", At: scenarios.Duration(2*stagger + hold/4)}},
+		hold:           hold,
+		stagger:        stagger,
+		acquireTimeout: 3 * hold,
 	}, ""
 }
 
