@@ -98,6 +98,42 @@ func OutcomeNames() string {
 	return strings.Join(names, ", ")
 }
 
+// BestFirst lists the outcomes best first: Outcomes reversed, the order the help, the matrix's
+// legend and the docs write them in.
+func BestFirst() []Outcome {
+	out := make([]Outcome, len(Outcomes))
+	for i, o := range Outcomes {
+		out[len(Outcomes)-1-i] = o
+	}
+	return out
+}
+
+// OrderLine is the strict order in one line, "safe < damaged < ... < broken", built from Outcomes
+// so that no list written by hand can drift from it.
+func OrderLine() string {
+	words := make([]string, len(Outcomes))
+	for i, o := range BestFirst() {
+		words[i] = string(o)
+	}
+	return strings.Join(words, " < ")
+}
+
+// meanings say each outcome in a line, for the CLI's help and the matrix's legend; the full rule
+// is Judge's, and docs/VERDICTS.md's Outcomes table explains it.
+var meanings = map[Outcome]string{
+	Safe:         "mutual exclusion held, nothing was lost, no collateral damage",
+	Damaged:      "mutual exclusion held and nothing was lost, but the lock harmed its rightful users (a failed release, fencing refusing a rightful holder, tokens out of order, or a design that promises first come, first served letting a client overtake a waiter)",
+	Starved:      "mutual exclusion held and nothing was lost, but the lock did not serve: a client asked in vain while others got it for longer than the scenario's bound, or askers were refused most of the run",
+	Rescued:      "the lock failed under a fault (double ownership, or the unfenced register lost data), but a register that checks fencing kept the data correct",
+	Stuck:        "the lock was never freed again while someone wanted it",
+	Inconclusive: "the run proves nothing (no client ever held the lock, or the lock service never answered)",
+	Unsafe:       "the lock failed and nothing the design offers kept the data correct; a failure with no fault at all is unsafe, fencing or not",
+	Broken:       "the lock told two clients they held it at the same time, and no fault on its servers explains it: a bug of its own",
+}
+
+// Meaning is the outcome in a line; "" for a word that is not an outcome.
+func Meaning(o Outcome) string { return meanings[o] }
+
 // Judgement is a verdict's outcome and what decided it.
 type Judgement struct {
 	Outcome Outcome

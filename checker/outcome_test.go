@@ -123,3 +123,21 @@ func TestOutcomeOrder(t *testing.T) {
 		t.Errorf("ParseOutcome(rescue): %v", err)
 	}
 }
+
+// The order line and the meanings come from Outcomes: every outcome has a meaning, in order.
+func TestOrderLineAndMeanings(t *testing.T) {
+	if got, want := OrderLine(), "safe < damaged < starved < rescued < stuck < inconclusive < unsafe < broken"; got != want {
+		t.Errorf("OrderLine() = %q, want %q", got, want)
+	}
+	for i, o := range BestFirst() {
+		if Rank(o) != i {
+			t.Errorf("BestFirst()[%d] = %s, of rank %d", i, o, Rank(o))
+		}
+		if Meaning(o) == "" {
+			t.Errorf("%s has no meaning", o)
+		}
+	}
+	if len(meanings) != len(Outcomes) || Meaning("n/a") != "" {
+		t.Errorf("meanings of %d words for %d outcomes", len(meanings), len(Outcomes))
+	}
+}

@@ -9,10 +9,9 @@ import (
 	"github.com/lockcheck/lockcheck/resource"
 )
 
-// Status is what a cell says about a lock under a fault: a verdict's outcome (checker.Outcome:
-// safe, damaged, starved, rescued, stuck, inconclusive, unsafe), or one of the matrix's own (n/a,
-// error).
-// Outcomes are strictly ordered (checker.Outcomes); n/a and error stand outside the order.
+// Status is what a cell says about a lock under a fault: a verdict's outcome (checker.Outcome),
+// or one of the matrix's own (n/a, error). Outcomes are strictly ordered (checker.Outcomes, the
+// one list of them); n/a and error stand outside the order.
 type Status = checker.Outcome
 
 const (
@@ -201,10 +200,9 @@ func (c Cell) Label() string {
 }
 
 // Meets reports whether the cell satisfies a gate: its status is require or better in the strict
-// order safe < damaged < starved < rescued < stuck < inconclusive < unsafe < broken
-// (checker.Outcomes): --require unsafe passes a holder outliving its lease and fails a broken
-// promise. n/a cells
-// always pass; errors never do; without a gate (require "") every other cell passes.
+// order of checker.Outcomes (checker.OrderLine): --require unsafe passes a holder outliving its
+// lease and fails a broken promise. n/a cells always pass; errors never do; without a gate
+// (require "") every other cell passes.
 //
 // A cell the record says varies (Recorded) passes when its runs worse than require are no more
 // than its recorded rate of such runs explains (a one-sided binomial test, as for a scenario's

@@ -1,6 +1,6 @@
 // Package matrix runs a grid of lock designs × generic faults, one ordinary scenario run per
-// cell, and tabulates what each cell shows: safe, unsafe, rescued by fencing (and by which
-// register), liveness lost. It writes the grid as Markdown, JSON and a self-contained page.
+// cell, and tabulates what each cell shows: its outcome (checker.Outcomes), with the fencing
+// registers that rescued it or the liveness it lost. It writes the grid as Markdown, JSON and a self-contained page.
 package matrix
 
 import (

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/internal/rundir"
 )
 
@@ -147,23 +148,24 @@ func (m *Matrix) Markdown(w io.Writer, base string) {
 		}
 		fmt.Fprintf(w, "- %s × %s: **%s** — %s%s%s\n", c.Lock, c.Fault, c.Label(), c.Detail, folder, varies)
 	}
-	fmt.Fprint(w, "\nStatuses, best first: safe = mutual exclusion held, nothing lost, no collateral damage; "+
-		"damaged = mutual exclusion held and nothing lost, but a holder that had the lock by every record saw a failed "+
-		"release, a fenced register refused it, or tokens came out of order, or a design that promises first come, first "+
-		"served let a client overtake a waiter; starved = mutual exclusion held and nothing lost, but a client asked in "+
-		"vain while others got the lock for longer than the scenario's bound, or askers were refused most of the run; "+
-		"rescued = two clients held the lock at once, or the unfenced register lost data, under a fault, "+
-		"but the named fencing registers stayed linearizable with nothing lost (whether or not the unfenced one happened "+
-		"to lose an update); stuck = the lock was never freed again; "+
-		"inconclusive = the run proves nothing (no acquisition); unsafe = double ownership or the unfenced register lost "+
-		"data, and no register of the design kept it correct (it has none, or they lost data too; any failure with no "+
-		"fault is unsafe, fencing or not), its double ownership a holder that outlived its promise "+
-		"(outlived) or a fault on the servers (explained); broken = the lock told two clients they held it at the same time, "+
-		"and no fault on its servers explains it; n/a = the fault does not apply. A cell of several runs shows its worst "+
-		"status and how many runs reached it; \"varies\" gives the rates its record measured, by which a gate judges it. "+
-		"`--require S` passes S and every better status. Reproduce a cell: "+
-		"`lockcheck matrix --locks LOCK --faults FAULT`.\n")
+	fmt.Fprint(w, "\nStatuses, best first: "+legend(" = ", "; ")+"; n/a = the fault does not apply. "+legendNotes+
+		" `--require S` passes S and every better status. Reproduce a cell: `lockcheck matrix --locks LOCK --faults FAULT`.\n")
 }
+
+// legend says each outcome, best first, in the checker's words (checker.Meaning), so the page's
+// legend keeps checker.Outcomes' order and cannot drift from it.
+func legend(is, sep string) string {
+	var parts []string
+	for _, o := range checker.BestFirst() {
+		parts = append(parts, string(o)+is+checker.Meaning(o))
+	}
+	return strings.Join(parts, sep)
+}
+
+// legendNotes explain what a cell's label adds to its status.
+const legendNotes = "A rescued cell names the fencing registers that kept the data; outlived: the double ownership was " +
+	"a holder outliving its promise (K2), explained: a fault on the servers explains it. A cell of several runs shows its " +
+	"worst status and how many runs reached it; \"varies\" gives the rates its record measured, by which a gate judges it."
 
 func rel(base, path string) string {
 	if r, err := filepath.Rel(base, path); err == nil {
@@ -186,6 +188,8 @@ var page = template.Must(template.New("matrix").Funcs(template.FuncMap{
 		return filepath.ToSlash(rel(base, c.Outcomes[0].Dir)) + "/report.html"
 	},
 	"summary": func(name string) string { f, _ := faultNamed(name); return f.Summary },
+	"legend":  func() string { return legend(": ", " · ") },
+	"notes":   func() string { return legendNotes },
 }).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>lockcheck matrix</title>
 <style>
@@ -207,7 +211,7 @@ td small{display:block;color:#444;max-width:18em}a{color:inherit}
 {{- else}}<td>—</td>{{end}}{{end}}</tr>
 {{end}}</table>
 {{with .M.Baseline}}<h2>Against the baseline</h2><p>{{.}}: {{if $.M.Regressions}}{{len $.M.Regressions}} cell(s) got worse.</p><ul>{{range $.M.Regressions}}<li><b>{{.Lock}} × {{.Fault}}</b>{{if ne .Baseline .Lock}} (against {{.Baseline}}){{end}}: {{range $i, $h := .How}}{{if $i}}; {{end}}{{$h}}{{end}}</li>{{end}}</ul>{{else}}no cell got worse.</p>{{end}}{{end}}
-<p>Best first — safe: mutual exclusion held, nothing lost, no collateral damage · damaged: held and nothing lost, but rightful users were harmed (failed releases, refused by fencing, tokens out of order, a fair design's unfair overtakes) · starved: held and nothing lost, but a client asked in vain while others were served, or askers were refused most of the run · rescued: the lock failed under the fault, a fencing register stayed correct · stuck: never freed again · inconclusive: the run proves nothing · unsafe: the lock failed and nothing the design offers kept the data correct (with no fault, fencing is no rescue); a holder outlived its promise (outlived) or a fault on the servers explains it (explained) · broken: the lock told two clients they held it at the same time, and no fault on its servers explains it · n/a: fault does not apply. A cell with several runs shows its worst status and how many runs reached it; "varies" gives the rates its record measured, which a gate judges it by</p>
+<p>Best first — {{legend}} · n/a: the fault does not apply. {{notes}}</p>
 </body></html>
 `))
 

@@ -25,65 +25,24 @@ import (
 func newMatrixCommand() *cobra.Command {
 	var o matrix.Options
 	var resultsDir, junitFile, require, provider, endpoints, shardFlag, baseline, baselineLock, rates, record string
+	var baselineLimits bool
 	cmd := &cobra.Command{
 		Use: "matrix",
-		Short: "Run a grid of locks × faults and tabulate safe / damaged / starved / rescued by fencing / stuck / unsafe (exit 1: a cell " +
-			"fails --require or --baseline)",
+		Short: "Run a grid of locks × faults and tabulate each cell's outcome, " + strings.Join(outcomeWords(), " / ") +
+			" (exit 1: a cell fails --require or --baseline)",
 		Long: autoHelp(`Run every lock design under every generic fault (flags narrow the grid), one ordinary
 scenario run per cell, and write the grid as Markdown, JSON and HTML into
 RESULTS/matrix/<time>/ (RESULTS/matrix/latest points at the newest). Each cell says, best first:
-  safe          mutual exclusion held, nothing lost, no collateral damage;
-  damaged       mutual exclusion held and nothing lost, but the lock harmed its rightful users:
-                a failed release, fencing refusing a rightful holder, tokens out of order, or a
-                design that promises first come, first served letting a client overtake a waiter;
-  starved       mutual exclusion held and nothing lost, but the lock did not serve: a client
-                asked in vain while others got the lock for longer than the scenario's bound, or
-                askers were refused most of the run;
-  rescued       the lock failed under the fault (double ownership, the unfenced register lost
-                data) but the named fencing register kept the data correct;
-  stuck         the lock was never freed again;
-  inconclusive  no acquisition, or no answer: the run proves nothing;
-  unsafe        the lock failed and nothing the design offers kept the data correct ("no token"
-                when the design has none); a lock that fails with no fault at all (the none
-                column) is unsafe even when fencing kept the data; its double ownership a
-                holder outliving its promise (", outlived": K2, the limit of every lease) or a
-                fault on the servers (", explained");
-  broken        the lock broke its promise: it told two clients they held it at the same time,
-                and no fault on its servers explains it (a bug of the lock's own);
-and outside that order n/a (the fault does not apply) and error (the harness failed).
+`) + outcomeLegend() + autoHelp(`and outside that order n/a (the fault does not apply) and error (the harness failed).
+A rescued cell names the fencing registers that kept the data; "outlived" marks double ownership
+a holder outliving its promise (K2), "explained" one a fault on the servers explains, "no token"
+a design without fencing.
 
-Cells run side by side (each run has its own servers, ports and run folder; a run mostly waits):
---parallel auto, the default, starts a run while the machine's cores were less than AUTO_BUSY
-busy over the last second, once the previous run's servers and clients are up (or a second after
-it started), up to AUTO_PER_CORE runs a core, longest cells first, with the runs of each family (a
-service kind, with its clients' own program or not) spread over the grid; --parallel N runs N at
-a time, and --parallel 1 one after another, the quiet condition.
-A cell whose faults touch no server and no client's link gets the lock service an earlier cell of
-the same layout left (its keys removed) if one is idle, rather than starting its own; --warm=false
-starts every cell's servers afresh.
-
-As a CI gate: --require S fails (exit 1) unless every cell has status S or a better one in the
-order above: --require safe passes only safe cells, --require damaged safe and damaged ones,
---require starved also starved ones, --require rescued also rescued ones, and so on;
---require unsafe passes holders that outlive their leases and fails any broken promise.
-n/a cells always pass. Exit 2: the harness itself failed in some cell (error never passes).
-
-As a regression gate: --baseline PREVIOUS compares each cell with the same lock's cell under the
-same fault in PREVIOUS (a matrix.json, a matrix folder or a results folder of an earlier run: the
-last release, or the lock at its previous library version) and exits 1 if some cell got worse: a
-worse status, or more of something bad than run-to-run noise explains: double-ownership windows
-and overlap per 1,000 acquisitions, lost updates, stuck time, starved clients, the share of the run
-askers were refused, unfair overtakes of a design that promises first come, first served,
-collateral damage. A figure got worse only when every run of the cell is above the baseline's
-worst run by half as much again plus a floor (two events, or 500 ms): with --count 3 on both
-sides that is a one-sided rank test at p = 0.05; with one run a side, read it as a hint. Runs of
-PREVIOUS whose run folders are still there are judged again by this checker first.
---baseline-lock LOCK compares every other row with LOCK's row of the same run instead: a changed
-design against its original (e.g. --locks mycopy --baseline-lock original).
-
-Across CI jobs: --shard K/N runs part K of N of the grid (a cell's part depends only on its lock
-and fault names), each job with its own results folder; lockcheck merge then combines the jobs'
-folders into one matrix. With --junit, the folder also keeps a copy of the JUnit report for merge.
+--parallel auto (the default) starts a run while the cores are less than AUTO_BUSY busy, up to
+AUTO_PER_CORE a core. --require S fails (exit 1) unless every cell is S or better; --baseline
+PREVIOUS and --baseline-lock LOCK fail the cells that got worse than an earlier matrix or another
+row; --shard K/N runs part K of N for lockcheck merge. Exit 2: the harness failed in some cell.
+How each works, and the outcomes in full: docs/MATRIX.md and docs/VERDICTS.md (Outcomes).
 Faults: `) + strings.Join(matrix.FaultNames(), ", ") + ".",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -154,6 +113,13 @@ Faults: `) + strings.Join(matrix.FaultNames(), ", ") + ".",
 			case baselineLock != "":
 				m.Baseline, m.Regressions = "against the row of "+baselineLock, matrix.CompareLocks(m, baselineLock)
 			}
+			var notes []matrix.Regression
+			m.Regressions, notes = matrix.SetLimitsAside(m, m.Regressions, baselineLimits)
+			for _, n := range notes {
+				fmt.Fprintf(out, "%s × %s: the limit of every lease shows more often than in %s's cell (%s): every window a holder "+
+					"outliving its promise, a lease of another length, not a bug of its own (--baseline-limits gates it)\n",
+					n.Lock, n.Fault, n.Baseline, strings.Join(n.How, "; "))
+			}
 			return finishMatrix(out, resultsDir, junitFile, m, gate)
 		},
 	}
@@ -179,6 +145,8 @@ Faults: `) + strings.Join(matrix.FaultNames(), ", ") + ".",
 		"gate: exit 1 if a cell got worse than in this earlier matrix (matrix.json, matrix folder or results folder)",
 	)
 	f.StringVar(&baselineLock, "baseline-lock", "", "gate: exit 1 if a cell of another row got worse than this lock's cell under the same fault")
+	f.BoolVar(&baselineLimits, "baseline-limits", false, "with --baseline or --baseline-lock: also fail a cell whose every window is a holder outliving "+
+		"its promise (K2) for showing it more often than the baseline (by default that is reported, not failed: a lease of another length)")
 	f.StringVar(&rates, "rates", "", "judge the cells that vary by the rates in this record (default: the record built into lockcheck, "+
 		"measured on its default grid; none: every run must meet the gate)")
 	f.StringVar(&record, "record", "", "add this run's statuses, cell by cell, to this record (made if missing), and list the cells whose runs differed")
@@ -231,6 +199,35 @@ type parallelFlag struct{ o *matrix.Options }
 const autoPerCore = 6
 
 // autoHelp fills in auto's settings where a help text names them.
+// outcomeWords are the outcome words best first, from checker.Outcomes.
+func outcomeWords() []string {
+	var out []string
+	for _, o := range checker.BestFirst() {
+		out = append(out, string(o))
+	}
+	return out
+}
+
+// outcomeLegend is one line an outcome, best first, from checker's words (checker.Meaning), so
+// the help cannot drift from the order or the docs.
+func outcomeLegend() string {
+	var b strings.Builder
+	for _, o := range checker.BestFirst() {
+		line := fmt.Sprintf("  %-13s", o)
+		for _, w := range strings.Fields(checker.Meaning(o) + ";") {
+			if len(line)+1+len(w) > 100 { // as wide as the rest of the help
+				b.WriteString(line + "\n")
+				line = strings.Repeat(" ", 15)
+			} else {
+				line += " "
+			}
+			line += w
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
 func autoHelp(s string) string {
 	return strings.NewReplacer("AUTO_BUSY", fmt.Sprintf("%.0f%%", 100*admission.DefaultBusy),
 		"AUTO_PER_CORE", strconv.Itoa(autoPerCore)).Replace(s)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/matrix"
 )
 
@@ -44,5 +45,25 @@ func TestParallelFlag(t *testing.T) {
 		if err := p.Set(bad); err == nil || !strings.Contains(err.Error(), "or auto") {
 			t.Errorf("%q: %v, want an error naming the choices", bad, err)
 		}
+	}
+}
+
+// The help's legend is checker's: every outcome, best first, with its meaning, and a pointer to
+// the docs rather than a copy of them.
+func TestMatrixHelpGivesEveryOutcomeInOrder(t *testing.T) {
+	help := runCommand(t, "matrix", "--help")
+	at := 0
+	for _, o := range checker.BestFirst() {
+		i := strings.Index(help[at:], "  "+string(o)+" ")
+		if i < 0 {
+			t.Fatalf("no line for %s after %q in:\n%s", o, help[:at], help)
+		}
+		at += i
+		if !strings.Contains(strings.Join(strings.Fields(help), " "), checker.Meaning(o)) {
+			t.Errorf("%s: its meaning is not in the help", o)
+		}
+	}
+	if !strings.Contains(help, "docs/VERDICTS.md") || !strings.Contains(help, "docs/MATRIX.md") {
+		t.Errorf("the help does not point to the docs:\n%s", help)
 	}
 }

@@ -1,6 +1,7 @@
 // Package doclinks checks the relative links of Markdown documents: every linked file exists,
-// and every #anchor names a heading of its target as GitHub renders it. The repository's own
-// check (README.md and docs/*.md) is this package's test.
+// and every #anchor names a heading of its target as GitHub renders it; and that no list of a
+// fixed vocabulary (the outcomes) written out by hand has drifted from the code's. The
+// repository's own check (README.md and docs/*.md) is this package's test.
 package doclinks
 
 import (
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -125,4 +127,96 @@ func Check(path string) ([]string, error) {
 		}
 	}
 	return problems, nil
+}
+
+// Lists of words a text writes out by hand drift from the code's list (an outcome added in code
+// and not in every page's list): ListsOutOfOrder finds them.
+var (
+	// listSep splits text into items at list separators, "<" and "," (", and", ", or" too); "and"
+	// or "or" alone joins alternatives a sentence names ("safe, damaged or rescued"), not a list.
+	listSep = regexp.MustCompile(`\s*(?:<|,)(?:\s*(?:and|or)\b)?\s*`)
+	// listBreak ends a list: a sentence's or a clause's end, a parenthesis, a table cell, a
+	// paragraph break.
+	listBreak = regexp.MustCompile(`[.;:()|—\[\]]|\n\s*\n`)
+	markup    = strings.NewReplacer("*", "", "`", "")
+)
+
+// ListsOutOfOrder returns a problem for every list in a Markdown text (outside fenced code, a
+// list may run across lines) of three or more distinct words of order, joined by "<" or ",", that
+// is not all of order, in order or reversed: a subset or another order is a
+// list written by hand that has drifted. An item counts when its first word is one of order's
+// ("rescued by which register"), the list's first item also by its last ("the order safe"); a
+// list that repeats a word is a sequence of observations, not the order, and is left alone.
+func ListsOutOfOrder(text string, order []string) []string {
+	known := map[string]bool{}
+	for _, w := range order {
+		known[w] = true
+	}
+	reversed := slices.Clone(order)
+	slices.Reverse(reversed)
+	text = strings.Join(lines(text, false), "\n")
+	var problems []string
+	offset := 0
+	for _, part := range splitKeep(listBreak, text) {
+		var run []string
+		first := -1
+		flush := func() {
+			if len(run) >= 3 && !repeats(run) && !slices.Equal(run, order) && !slices.Equal(run, reversed) {
+				problems = append(problems, fmt.Sprintf("line %d: %q is not %q", 1+strings.Count(text[:first], "\n"),
+					strings.Join(run, ", "), strings.Join(order, ", ")))
+			}
+			run, first = nil, -1
+		}
+		at := 0
+		for _, item := range listSep.Split(part, -1) {
+			start := offset + strings.Index(part[at:], item) + at
+			at = start - offset + len(item)
+			fields := strings.Fields(markup.Replace(item))
+			word := func(i int) string { return strings.ToLower(strings.TrimRight(fields[i], ".;:()|—[]")) }
+			switch {
+			case len(fields) > 0 && known[word(0)]:
+				// An item goes on a list with its first word: "rescued by which register".
+				if first < 0 {
+					first = start + len(item) - len(strings.TrimLeft(item, " \t\n"))
+				}
+				run = append(run, word(0))
+				if len(fields) > 2 && fields[1] == "and" && known[word(2)] { // a list's last: "damaged and rescued"
+					run = append(run, word(2))
+				}
+			case len(fields) > 0 && known[word(len(fields)-1)]:
+				// Or a list starts with an item's last word: "the order safe < damaged".
+				flush()
+				first = start + strings.LastIndex(item, fields[len(fields)-1])
+				run = []string{word(len(fields) - 1)}
+			default:
+				flush()
+			}
+		}
+		flush()
+		offset += len(part)
+	}
+	return problems
+}
+
+// splitKeep splits s at every match of re, keeping the parts' lengths summing to len(s) (each
+// match ends the part before it), so that offsets into the parts are offsets into s.
+func splitKeep(re *regexp.Regexp, s string) []string {
+	var parts []string
+	last := 0
+	for _, m := range re.FindAllStringIndex(s, -1) {
+		parts = append(parts, s[last:m[1]])
+		last = m[1]
+	}
+	return append(parts, s[last:])
+}
+
+func repeats(words []string) bool {
+	seen := map[string]bool{}
+	for _, w := range words {
+		if seen[w] {
+			return true
+		}
+		seen[w] = true
+	}
+	return false
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lockcheck/lockcheck/checker"
 )
 
 // Every relative link and anchor in README.md and docs/*.md lands somewhere: the file exists, and
@@ -73,5 +75,71 @@ func TestCheckCatchesBrokenLinksAndAnchors(t *testing.T) {
 	}
 	if len(problems) != 3 {
 		t.Errorf("%d problems, want 3:\n%s", len(problems), got)
+	}
+}
+
+// bestFirst is checker.Outcomes' words, best first, as the docs write them.
+func bestFirst() []string {
+	var out []string
+	for _, o := range checker.BestFirst() {
+		out = append(out, string(o))
+	}
+	return out
+}
+
+// No page of docs/ nor the README lists the outcome words other than as checker.Outcomes does:
+// all of them, in the strict order (issue 56: lists that had lost broken or starved).
+func TestDocsListTheOutcomesInTheCodesOrder(t *testing.T) {
+	root := filepath.Join("..", "..")
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil || len(docs) < 5 {
+		t.Fatalf("docs/*.md: %v %v", docs, err)
+	}
+	full := 0
+	for _, f := range append([]string{filepath.Join(root, "README.md")}, docs...) {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ListsOutOfOrder(string(src), bestFirst()) {
+			t.Errorf("%s: %s", f, p)
+		}
+		full += strings.Count(string(src), checker.OrderLine())
+	}
+	if full == 0 {
+		t.Errorf("no page writes the order out as %q (docs/VERDICTS.md, Outcomes)", checker.OrderLine())
+	}
+}
+
+// A list that dropped a word or moved one is caught, across lines and through markup; the full
+// order either way, a sequence of observations that repeats words and prose are not.
+func TestListsOutOfOrderCatchesADriftedList(t *testing.T) {
+	order := bestFirst()
+	for _, drifted := range []string{
+		"the strict order safe < damaged < starved < rescued < stuck < inconclusive < unsafe — a gate",
+		"Each cell is an outcome (safe, damaged, starved, rescued by which fencing register,\nstuck, inconclusive, unsafe with \"no token\")",
+		"**safe** < **damaged** < **rescued** < **starved** < **stuck** <\n**inconclusive** < **unsafe** < **broken**.",
+		"`--require stuck` passes safe, damaged, rescued, and stuck ones",
+		"`--require safe`\npasses only safe cells, `--require rescued` safe, damaged and rescued ones — `n/a`",
+	} {
+		if p := ListsOutOfOrder(drifted, order); len(p) != 1 {
+			t.Errorf("%q: %v, want one problem", drifted, p)
+		}
+	}
+	for _, fine := range []string{
+		"in the order " + checker.OrderLine() + ".",
+		"**safe** < **damaged** < **starved** < **rescued** < **stuck** <\n**inconclusive** < **unsafe** < **broken** (worst)",
+		"worst first: `broken`, `unsafe`, `inconclusive`, `stuck`, `rescued`, `starved`, `damaged`, `safe`.",
+		"at 1, damaged, safe, damaged, then rescued; at 2, unsafe, unsafe, safe",
+		"a run that is both (rescued and damaged, stuck and damaged) gets the worse word",
+		"every other column `safe`, `damaged` or `rescued`; varies between safe and rescued, and damaged",
+		"```\nsafe, stuck, unsafe\n```\n",
+	} {
+		if p := ListsOutOfOrder(fine, order); len(p) != 0 {
+			t.Errorf("%q: %v, want none", fine, p)
+		}
+	}
+	if p := ListsOutOfOrder("one\ntwo\nsafe, stuck, unsafe.", order); len(p) != 1 || !strings.HasPrefix(p[0], "line 3:") {
+		t.Errorf("line number: %v", p)
 	}
 }
