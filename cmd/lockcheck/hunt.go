@@ -137,7 +137,8 @@ the run folder gets shrunk.yaml, the smallest schedule found that shows it every
 	f.DurationVar(&each, "each", 30*time.Second, "each run's length at most")
 	f.Int64Var(&seed, "seed", 1, "the first run's seed; each next run takes the next")
 	f.StringSliceVar(&faults, "faults", nil, "fault kinds the hunt draws (default "+strings.Join(hunt.DefaultFaults, ",")+
-		"; any of "+strings.Join(hunt.ClientKinds(), ", ")+")")
+		", and for a lock whose attempt waits the usage steps it offers, abandon; any of "+strings.Join(hunt.ClientKinds(), ", ")+
+		", abandon)")
 	f.StringVar(&resultsDir, "results", "results", "folder for run folders")
 	f.StringVar(&mode, "mode", nemesis.ModeHunt, "how the package aims its faults: hunt (at the holder, a waiter, the overtaken) or random "+
 		"(Jepsen's style: any client at any moment; more faults before a find, for shrinking to cut)")
