@@ -25,8 +25,8 @@ import (
 // Spec is one hunt: a design (by name, or by a design file), the fault kinds its package draws,
 // the mode, the seed and how long the run may last.
 type Spec struct {
-	// Lock is a registered design's name (set-nx-px, redsync@v4.0.3) or, with a .yaml/.yml
-	// suffix, a design file.
+	// Lock is a registered design's name (set-nx-px, redsync@v4.0.3) or a design file (x.yaml, or
+	// x.yaml@v1.2.3 to build its go: section's library at that version), from the current folder.
 	Lock   string
 	Faults []string // kinds the package draws (default DefaultFaults)
 	Mode   string   // nemesis.ModeHunt (default) or nemesis.ModeRandom
@@ -67,7 +67,7 @@ func Scenario(s Spec) (*scenarios.Scenario, error) {
 		// programs use a lock is hunted beside what the world does to it. A try-lock's attempt is
 		// one command; giving it up is a timeout, which the faults already make.
 		s.Faults = slices.Clone(DefaultFaults)
-		if d, err := designOf(spec, s.Lock); err == nil && d.Blocking != "" {
+		if d, err := designOf(spec); err == nil && d.Blocking != "" {
 			s.Faults = append(s.Faults, offered...)
 		}
 	}
@@ -113,7 +113,7 @@ func Scenario(s Spec) (*scenarios.Scenario, error) {
 	}
 	ms := func(n int) scenarios.Duration { return scenarios.Duration(time.Duration(n) * time.Millisecond) }
 	workload := scenarios.Workload{Hold: ms(50), Think: ms(10), Stagger: ms(50), AcquireTimeout: ms(3000)}
-	if d, err := designOf(spec, s.Lock); err == nil && d.Offers(locks.UsageReenter) {
+	if d, err := designOf(spec); err == nil && d.Offers(locks.UsageReenter) {
 		// Every hold of a reentrant design takes the lock again right after its acquire, where a
 		// pause at after-acquire leaves it: a re-entry after the lease ran out is tried.
 		workload.Usage.Reenter = 1
@@ -133,12 +133,8 @@ func Scenario(s Spec) (*scenarios.Scenario, error) {
 		}
 		sc.Server = *doc.Content[0]
 	}
-	if spec.File != "" { // the scenario sits beside the design file, which it names by its base name
-		abs, err := filepath.Abs(s.Lock)
-		if err != nil {
-			return nil, err
-		}
-		sc.Path, sc.LockSpec.File = filepath.Join(filepath.Dir(abs), sc.Path), filepath.Base(abs)
+	if spec.File != "" { // the scenario sits beside the design file (spec.File is absolute)
+		sc.Path = filepath.Join(filepath.Dir(spec.File), sc.Path)
 	}
 	// The lease: 400 ms, or the service's shortest (ZooKeeper: 1 s sessions; etcd: 2 s leases).
 	d, err := scenarios.DesignNamed(sc.LockSpec, sc.Path)
@@ -194,7 +190,7 @@ func Scenario(s Spec) (*scenarios.Scenario, error) {
 // offeredSteps lists the aimed usage steps (nemesis kinds a client takes itself) the design
 // offers.
 func offeredSteps(spec scenarios.LockSpec, lock string) ([]string, error) {
-	d, err := designOf(spec, lock)
+	d, err := designOf(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -214,17 +210,9 @@ func orNone(names []string) string {
 	return strings.Join(names, ", ")
 }
 
-// designOf is the design a hunt's lock names (a design file relative to the current folder).
-func designOf(spec scenarios.LockSpec, lock string) (locks.Design, error) {
-	path := "hunt.yaml"
-	if spec.File != "" {
-		abs, err := filepath.Abs(lock)
-		if err != nil {
-			return locks.Design{}, err
-		}
-		path, spec.File = filepath.Join(filepath.Dir(abs), path), filepath.Base(abs)
-	}
-	return scenarios.DesignNamed(spec, path)
+// designOf is the design a hunt's lock names (a design file's path is absolute: lockSpec).
+func designOf(spec scenarios.LockSpec) (locks.Design, error) {
+	return scenarios.DesignNamed(spec, "hunt.yaml")
 }
 
 // landsLate reports whether one of faults can land a holder's request after its lease.
@@ -241,7 +229,7 @@ func landsLate(faults []string) bool {
 // library at a version, a design file): the step sets the worker's clock, which the program does
 // not read, so it would spend the hunt's budget on nothing. It errs if nothing is left.
 func suited(spec scenarios.LockSpec, lock string, faults []string) ([]string, error) {
-	d, err := designOf(spec, lock)
+	d, err := designOf(spec)
 	if err != nil || !d.External || !slices.Contains(faults, history.Clock) {
 		return faults, err
 	}
@@ -258,8 +246,16 @@ func lockSpec(lock string) (scenarios.LockSpec, string, error) {
 	if lock == "" {
 		return scenarios.LockSpec{}, "", fmt.Errorf("no lock given; lockcheck list shows the designs")
 	}
-	if strings.HasSuffix(lock, ".yaml") || strings.HasSuffix(lock, ".yml") {
-		return scenarios.LockSpec{File: lock}, strings.TrimSuffix(filepath.Base(lock), filepath.Ext(lock)), nil
+	if _, _, ok := locks.DesignFileName(lock); ok {
+		spec, err := scenarios.DesignFileSpec(lock)
+		if err != nil {
+			return scenarios.LockSpec{}, "", err
+		}
+		name := strings.TrimSuffix(filepath.Base(spec.File), filepath.Ext(spec.File))
+		if spec.Version != "" {
+			name += "-" + spec.Version
+		}
+		return spec, name, nil
 	}
 	if _, err := locks.Get(lock); err != nil {
 		return scenarios.LockSpec{}, "", err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/scenarios"
 	_ "github.com/lockcheck/lockcheck/services/all" // the lock services scenarios are checked against
 )
 
@@ -129,6 +130,58 @@ func TestScenarioRefusesWhatAHuntCannotDo(t *testing.T) {
 	} {
 		if _, err := Scenario(c.spec); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.spec, err, c.want)
+		}
+	}
+}
+
+// A design file at a version (lockcheck/x.yaml@v1.0.3) is a design file: its library is built at
+// that version, and the scenario a run folder keeps writes the design in, so that judging the run
+// there never looks for results-…/lockcheck/x.yaml. A relative path is taken from the current
+// folder; a file that is not there fails at once, naming it.
+func TestAHuntTakesADesignFileAtAVersion(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.Mkdir("lockcheck", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	design := "service: zookeeper\ngo: {source: zk_adapter.go, module: github.com/go-zookeeper/zk, version: v1.0.2}\n"
+	if err := os.WriteFile("lockcheck/file.yaml", []byte(design), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := Scenario(Spec{Lock: "lockcheck/file.yaml@v1.0.3", Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := sc.Design()
+	if sc.Lock != "file@v1.0.3" || d.Program == nil || d.Program.Go == nil || d.Program.Go.Version != "v1.0.3" ||
+		d.Program.Go.Source != filepath.Join(dir, "lockcheck", "zk_adapter.go") {
+		t.Fatalf("lock %s, program %+v", sc.Lock, d.Program)
+	}
+	if !strings.HasPrefix(sc.Name, "hunt-file-v1.0.3-") {
+		t.Errorf("scenario name %s", sc.Name)
+	}
+	text, err := sc.RunText()
+	if err != nil || strings.Contains(string(text), "file.yaml") {
+		t.Fatalf("its YAML must stand without the design file (%v):\n%s", err, text)
+	}
+	kept := filepath.Join(dir, "results", sc.Name, "scenario.yaml") // where a run folder keeps it
+	if err := os.MkdirAll(filepath.Dir(kept), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kept, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := scenarios.Load(kept); err != nil || again.Lock != "file@v1.0.3" {
+		t.Errorf("the run folder's copy: %v (lock %v)", err, again)
+	}
+
+	for _, c := range []struct{ lock, want string }{
+		{"lockcheck/nope.yaml@v1.0.3", "lockcheck/nope.yaml"},
+		{"lockcheck/file.yaml@1.x", "lockcheck/file.yaml"},
+		{"lockcheck/file.yaml@", "lockcheck/file.yaml@: no version after @"},
+	} {
+		if _, err := Scenario(Spec{Lock: c.lock}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error naming %s", c.lock, err, c.want)
 		}
 	}
 }

@@ -22,6 +22,15 @@ func New(s Scenario) (*Scenario, error) {
 	if s.LockSpec.Name == "" && s.LockSpec.File == "" && s.LockSpec.Inline == nil {
 		s.LockSpec = LockSpec{Name: s.Lock}
 	}
+	if _, _, ok := locks.DesignFileName(s.LockSpec.Name); ok {
+		// A design file given as a name (x.yaml@v1.2.3) is taken from the current folder, as
+		// locks.Get takes it; kept as a name, the run folder's copy would look for it there.
+		spec, err := DesignFileSpec(s.LockSpec.Name)
+		if err != nil {
+			return nil, err
+		}
+		s.LockSpec = spec
+	}
 	s.Source, s.design, s.lockOK, s.plan, s.moved = nil, locks.Design{}, false, nil, nil
 	if errs := s.complete(nil); len(errs) > 0 {
 		where := s.Path

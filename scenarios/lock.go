@@ -98,6 +98,42 @@ func programFields() []string {
 	return out
 }
 
+// DesignFileSpec is the lock of a scenario built in Go (a hunt's, New's) for a design file named
+// where a design's name goes (x.yaml, x.yaml@v1.2.3): its path made absolute from the current
+// folder now, as the scenario a run folder keeps is read from that folder, where a relative path
+// would be looked up (results-…/lockcheck/x.yaml). A file that is not there fails before
+// anything starts, as does a name that is not a design file.
+func DesignFileSpec(name string) (LockSpec, error) {
+	file, version, ok := locks.DesignFileName(name)
+	switch {
+	case !ok:
+		return LockSpec{}, fmt.Errorf("%s is not a design file (FILE.yaml or FILE.yaml@VERSION)", name)
+	case version == "" && strings.HasSuffix(name, "@"):
+		return LockSpec{}, fmt.Errorf("%s: no version after @ (write %sv1.2.3, or leave @ out for the file's go.version)", name, name)
+	}
+	return designFileAt(file, version)
+}
+
+// designFileAt is DesignFileSpec for a name already split.
+func designFileAt(file, version string) (LockSpec, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return LockSpec{}, fmt.Errorf("design file %s: %w", file, err)
+	}
+	if st, err := os.Stat(abs); err != nil || st.IsDir() {
+		return LockSpec{}, fmt.Errorf("design file %s: no such file (%s; a relative path is taken from the current folder)", file, abs)
+	}
+	return LockSpec{File: abs, Version: version}, nil
+}
+
+// filePath is where the design file l names is: File itself when absolute, else in base.
+func (l LockSpec) filePath(base string) string {
+	if filepath.IsAbs(l.File) {
+		return l.File
+	}
+	return filepath.Join(base, l.File)
+}
+
 // resolveLock finds the scenario's design: registered, from a design file, or inline. Problems
 // with a design file are placed in that file (File and Line set); the others in the scenario.
 func (s *Scenario) resolveLock(root *yaml.Node) []*Error {
@@ -123,7 +159,7 @@ func (s *Scenario) resolveLock(root *yaml.Node) []*Error {
 		idx := yamlpos.New(root)
 		s.LockSpec.lines = map[string]int{"command": idx.Line("lock.command"), "dir": idx.Line("lock.dir")}
 	case l.File != "":
-		p, lines, ferrs := loadDesignFile(filepath.Join(s.baseDir(), l.File), l.File, l.Version)
+		p, lines, ferrs := loadDesignFile(l.filePath(s.baseDir()), l.File, l.Version)
 		if len(ferrs) > 0 {
 			return ferrs
 		}
@@ -218,7 +254,11 @@ func loadDesignFile(path, shown, version string) (*locks.Program, map[string]int
 // A design file named where a design's name goes (lockcheck matrix --locks my-lock.yaml@v1.2.0).
 func init() {
 	locks.DesignFile = func(path, version string) (locks.Design, error) {
-		p, _, errs := loadDesignFile(path, path, version)
+		spec, err := designFileAt(path, version)
+		if err != nil {
+			return locks.Design{}, err
+		}
+		p, _, errs := loadDesignFile(spec.File, path, version)
 		if len(errs) > 0 {
 			return locks.Design{}, joinErrors(errs)
 		}
@@ -353,7 +393,7 @@ func (s *Scenario) CheckProgram() error {
 	}
 	field, file := "lock.", s.Path
 	if s.LockSpec.File != "" {
-		field, file = "", filepath.Join(s.baseDir(), s.LockSpec.File)
+		field, file = "", s.LockSpec.filePath(s.baseDir())
 	}
 	where := func(f, line, format string, a ...any) error {
 		return &Error{File: file, Line: s.LockSpec.lines[line], Field: field + f, Msg: fmt.Sprintf(format, a...)}

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/locks"
 )
 
 // byolScenario is a scenario whose lock is given as lockLine (a design's name, a design file, or
@@ -202,5 +205,49 @@ func TestCheckProgram(t *testing.T) {
 	s, _ = Load(adapterScenario)
 	if err := s.CheckProgram(); err != nil {
 		t.Errorf("a registered adapter has no program to check: %v", err)
+	}
+}
+
+// A scenario built in Go whose lock is a design file at a version, named as a design is
+// (x.yaml@v1.0.3), takes the file from the current folder and keeps the design itself: its run
+// folder's copy loads there, at that version, never looking for the file beside it.
+func TestABuiltScenarioTakesADesignFileAtAVersion(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	os.MkdirAll("lockcheck", 0o755)
+	os.WriteFile("lockcheck/x.yaml", []byte("service: zookeeper\ngo: {source: zk_adapter.go, module: github.com/go-zookeeper/zk, version: v1.0.2}\n"), 0o644)
+	built := func(lock string) (*Scenario, error) {
+		return New(Scenario{Name: "built", Path: "built.yaml", Lock: lock, Clients: 2, TTL: Duration(time.Second), Duration: Duration(2 * time.Second)})
+	}
+	s, err := built("lockcheck/x.yaml@v1.0.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.LockSpec.File != filepath.Join(dir, "lockcheck", "x.yaml") || s.LockSpec.Version != "v1.0.3" || s.Lock != "x@v1.0.3" {
+		t.Fatalf("lock %s from %+v", s.Lock, s.LockSpec)
+	}
+	text, err := s.RunText()
+	if err != nil || strings.Contains(string(text), "x.yaml") {
+		t.Fatalf("the run folder's copy names the design file (%v):\n%s", err, text)
+	}
+	again, err := Parse(filepath.Join(dir, "results", "built", "scenario.yaml"), text)
+	if err != nil || again.Lock != "x@v1.0.3" || again.Design().Program.Go.Version != "v1.0.3" {
+		t.Fatalf("the run folder's copy: %v", err)
+	}
+	// Where a design's name goes (lockcheck matrix --locks, lockchecktest.Check's Lock): the same.
+	if d, err := locks.Get("lockcheck/x.yaml@v1.0.3"); err != nil || d.Name != "x@v1.0.3" ||
+		d.Program.Go.Source != filepath.Join(dir, "lockcheck", "zk_adapter.go") {
+		t.Errorf("locks.Get: %v, %+v", err, d.Program)
+	}
+	if _, err := locks.Get("lockcheck/none.yaml@v1.0.3"); err == nil || !strings.Contains(err.Error(), "design file lockcheck/none.yaml: no such file") {
+		t.Errorf("locks.Get of a missing design file: %v", err)
+	}
+	for lock, want := range map[string]string{
+		"lockcheck/none.yaml@v1.0.3": "design file lockcheck/none.yaml: no such file (" + filepath.Join(dir, "lockcheck", "none.yaml"),
+		"lockcheck/x.yaml@":          "lockcheck/x.yaml@: no version after @",
+	} {
+		if _, err := built(lock); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", lock, err, want)
+		}
 	}
 }
