@@ -35,13 +35,18 @@ func initLibrary(out io.Writer, o starter.Options, library string, force bool) e
 	}
 	name := libraryName(module)
 	design := filepath.Join(o.Dir, name+".yaml")
-	adapter, err := kit.Adapter(name, module)
+	source := filepath.Join(o.Dir, name+"_adapter.go")
+	pkg, said, err := libraryPackage(module, version, filepath.Base(source))
+	if err != nil {
+		return &exitError{exitHarness, fmt.Errorf("--library %s: %w", library, err)}
+	}
+	adapter, err := kit.Adapter(name, module, pkg)
 	if err != nil {
 		return &exitError{exitHarness, err}
 	}
 	files := []starter.File{
 		{Path: design, Mode: 0o644, Text: []byte(fmt.Sprintf(libraryDesign, module, name, name, kit.Lock, kit.Service, kit.Nodes, kit.Token, kit.DesignLines(), name, module, version))},
-		{Path: filepath.Join(o.Dir, name+"_adapter.go"), Mode: 0o644, Text: adapter},
+		{Path: source, Mode: 0o644, Text: adapter},
 	}
 	if err := starter.Write(files, force); err != nil {
 		return &exitError{exitHarness, err}
@@ -49,9 +54,31 @@ func initLibrary(out io.Writer, o starter.Options, library string, force bool) e
 	for _, f := range files {
 		fmt.Fprintf(out, "wrote %s\n", f.Path)
 	}
+	fmt.Fprintf(out, "\n%s\n", said)
 	fmt.Fprintf(out, "\nnext: put %s's calls in %s_adapter.go, then\n  lockcheck matrix --locks %s@%s,%s@NEXT --baseline-lock %s@%s --faults %s\n",
 		module, name, design, version, design, design, version, kit.Faults())
 	return nil
+}
+
+// libraryPackage is the package of module at version the adapter imports (an import of a path with
+// no package fails its first build), and a line saying which and how to change it. When the
+// module cannot be looked into (offline, a version the proxy does not serve) it is the root
+// package, and the line says so; a module with no package to import is an error.
+func libraryPackage(module, version, source string) (string, string, error) {
+	dir, err := starter.ModuleDir(module, version)
+	if err != nil {
+		return module, fmt.Sprintf("%s imports %s, the module's root package: could not look into %s %s (%v); if its code is in "+
+			"a subpackage, import that one", source, module, module, version, err), nil
+	}
+	p, err := starter.ChooseLibraryPackage(dir, module)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: %w", version, err)
+	}
+	said := fmt.Sprintf("%s imports %s, %s; to call another package, change that import", source, p.Path, p.Why)
+	if len(p.Others) > 0 {
+		said += " (its others: " + strings.Join(p.Others, ", ") + ")"
+	}
+	return p.Path, said, nil
 }
 
 // libraryName is a design's name for a module: its last element, without a major version suffix

@@ -59,6 +59,35 @@ func TestInitLibraryWritesADesignThatBuildsAtAnyVersion(t *testing.T) {
 	}
 }
 
+// A module whose code is in subpackages (redigo: redis/ and redisx/, nothing at its root) gets an
+// adapter that imports one of them, which builds; init says which and how to change it.
+func TestInitLibraryImportsAPackageTheModuleHas(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	if err := initLibrary(&out, starter.Options{Lang: "go", Dir: dir}, "github.com/gomodule/redigo@v1.9.3", false); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(dir, "redigo_adapter.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), `_ "github.com/gomodule/redigo/redis"`) || strings.Contains(string(src), `_ "github.com/gomodule/redigo"`) {
+		t.Errorf("the adapter does not import redigo's redis package:\n%s", src)
+	}
+	if !strings.Contains(out.String(), "redigo_adapter.go imports github.com/gomodule/redigo/redis, its shallowest package (the module has no "+
+		"package at its root, and none named for a lock); to call another package, change that import (its others: github.com/gomodule/redigo/redisx)") {
+		t.Errorf("init does not say which package it imports:\n%s", out.String())
+	}
+	assertGofmted(t, filepath.Join(dir, "redigo_adapter.go"))
+	d, err := locks.Get(filepath.Join(dir, "redigo.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Prepare(); err != nil {
+		t.Fatalf("the adapter does not build: %v", err)
+	}
+}
+
 // init --lang go --library M@V --service S writes, for every service with a template, an adapter
 // that is a correct lock on that service as written: built against the library at its version
 // and run with no fault against the real service, it keeps mutual exclusion.
@@ -112,5 +141,79 @@ func assertGofmted(t *testing.T, path string) {
 	}
 	if formatted, err := format.Source(src); err != nil || !bytes.Equal(formatted, src) {
 		t.Errorf("%s is not gofmt'ed (%v)", filepath.Base(path), err)
+	}
+}
+
+// A module's root package is imported when it has one; otherwise its shallowest package named for
+// a lock, otherwise its shallowest package. Tests, main packages, internal/, examples, test data,
+// nested modules and files the adapter's build leaves out (cgo, another OS) do not count.
+func TestChooseLibraryPackage(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		files map[string]string // path: package clause and what follows
+		want  string
+	}{
+		{"a root package", map[string]string{"a.go": "package a", "concurrency/c.go": "package concurrency"}, "m"},
+		{"only tests and a main at the root", map[string]string{"a_test.go": "package a", "main.go": "package main",
+			"client/c.go": "package client"}, "m/client"},
+		{"a lock word beats a shallower package", map[string]string{"client/c.go": "package client",
+			"client/recipes/mutex/m.go": "package mutex"}, "m/client/recipes/mutex"},
+		{"the shallowest lock word, lock before sync", map[string]string{"x/sync/s.go": "package sync", "x/redislock/r.go": "package redislock",
+			"a/b/lock/l.go": "package lock"}, "m/x/redislock"},
+		{"the shallowest, then the first path", map[string]string{"redisx/x.go": "package redisx", "redis/r.go": "package redis",
+			"redis/deep/d.go": "package deep"}, "m/redis"},
+		{"what an adapter cannot import is passed over", map[string]string{
+			"internal/lock/l.go":   "package lock",
+			"examples/lock/l.go":   "package lock",
+			"testdata/lock/l.go":   "package lock",
+			"lockd/main.go":        "package main",
+			"lockv2/go.mod":        "module m/lockv2",
+			"lockv2/l.go":          "package lockv2",
+			"cgolock/l.go":         "package cgolock\n\nimport \"C\"",
+			"winlock/l_windows.go": "package winlock",
+			"store/s.go":           "package store"}, "m/store"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for p, text := range c.files {
+				full := filepath.Join(dir, p)
+				os.MkdirAll(filepath.Dir(full), 0o755)
+				if err := os.WriteFile(full, []byte(text+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := starter.ChooseLibraryPackage(dir, "m")
+			if err != nil || got.Path != c.want {
+				t.Fatalf("chose %+v (%v), want %s", got, err, c.want)
+			}
+		})
+	}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "cmd", "tool"), 0o755)
+	os.WriteFile(filepath.Join(dir, "cmd", "tool", "main.go"), []byte("package main\n"), 0o644)
+	if got, err := starter.ChooseLibraryPackage(dir, "m"); err == nil || !strings.Contains(err.Error(), "m has no Go package an adapter can import") {
+		t.Errorf("a module of commands only: %+v, %v", got, err)
+	}
+}
+
+// Real modules, as the proxy serves them (already in this repository's go.sum, so in the module
+// cache): redigo keeps its code in redis/ and redisx/, with no root package; etcd's client has
+// concurrency/, but a package at its root, which is the one imported.
+func TestChooseLibraryPackageOfRealModules(t *testing.T) {
+	for _, c := range []struct{ module, version, want, why string }{
+		{"github.com/gomodule/redigo", "v1.9.3", "github.com/gomodule/redigo/redis", "its shallowest package (the module has no package at its root"},
+		{"go.etcd.io/etcd/client/v3", "v3.5.35", "go.etcd.io/etcd/client/v3", "the module's root package"},
+	} {
+		dir, err := starter.ModuleDir(c.module, c.version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := starter.ChooseLibraryPackage(dir, c.module)
+		if err != nil || got.Path != c.want || !strings.HasPrefix(got.Why, c.why) {
+			t.Errorf("%s@%s: %+v (%v), want %s: %s", c.module, c.version, got, err, c.want, c.why)
+		}
+	}
+	if _, err := starter.ModuleDir("github.com/gomodule/redigo", "v9.9.9"); err == nil || !strings.Contains(err.Error(), "go mod download github.com/gomodule/redigo@v9.9.9: ") {
+		t.Errorf("a version the proxy does not serve: %v", err)
 	}
 }
