@@ -251,6 +251,20 @@ func (pc *promiseCheck) holdPromises(h interval) (periods, []yes) {
 	return union(kept...), claims
 }
 
+// contradiction is the evidence that the lock promised itself to two clients at once.
+type contradiction struct {
+	why string
+	// since is when the evidence begins: the earliest start of the holds or of the promises the
+	// later grant contradicts.
+	since int64
+	// grant is when the later of the two contradicting grants was answered: a fault that began
+	// after it cannot have caused it.
+	grant int64
+	// timed: a promise the later grant contradicts runs out by time (a lease, a session), which
+	// a clock can end early; one kept until released is ended only by losing state.
+	timed bool
+}
+
 // classify gives one window its class and the evidence in words.
 func (pc *promiseCheck) classify(w Overlap) (WindowClass, string) {
 	ws, we := w.Start, w.Start+int64(w.Length)
@@ -260,21 +274,20 @@ func (pc *promiseCheck) classify(w Overlap) (WindowClass, string) {
 	for _, i := range append(append([]int(nil), ha...), hb...) {
 		from = min(from, pc.holds[i].start)
 	}
-	why := pc.bothPromised(ha, hb, ws, we)
-	if why == "" {
-		var since int64
-		why, since = pc.impossibleYes(append(append([]int(nil), ha...), hb...), we)
+	c := pc.bothPromised(ha, hb, ws, we)
+	if c.why == "" {
+		c = pc.impossibleYes(append(append([]int(nil), ha...), hb...), we)
 		// A fault explains the yes if it came while the promises the yes contradicts were in
 		// force, however long before this window they began.
-		from = min(from, since)
+		from = min(from, c.since)
 	}
-	if why == "" {
+	if c.why == "" {
 		return ClassOutlived, pc.outlived(ha, hb, ws, we)
 	}
-	if f, weakness := pc.explanation(a, b, from, we); f != nil {
-		return ClassExplained, why + "; " + pc.faultWords(*f) + " explains it: " + weakness
+	if f, weakness := pc.explanation(a, b, from, c.grant, c.timed); f != nil {
+		return ClassExplained, c.why + "; " + pc.faultWords(*f) + " explains it: " + weakness
 	}
-	return ClassBroken, why + ", and no fault on the lock's servers explains it"
+	return ClassBroken, c.why + ", and no fault on the lock's servers explains it"
 }
 
 // holdsIn are the indexes of client c's holds that overlap [from, to).
@@ -289,8 +302,8 @@ func (pc *promiseCheck) holdsIn(c int32, from, to int64) []int {
 }
 
 // bothPromised says how two holds of the pair were promised the lock at the same moment within
-// [from, to), or "".
-func (pc *promiseCheck) bothPromised(ha, hb []int, from, to int64) string {
+// [from, to); no why when they were not.
+func (pc *promiseCheck) bothPromised(ha, hb []int, from, to int64) contradiction {
 	window := periods{{from, to}}
 	for _, i := range ha {
 		for _, j := range hb {
@@ -302,15 +315,26 @@ func (pc *promiseCheck) bothPromised(ha, hb []int, from, to int64) string {
 				continue
 			}
 			t := both[0].from
-			return fmt.Sprintf("%s and %s were both promised the lock at %s (%s; %s)", pc.name(pc.holds[i].client),
+			yi, yj := pc.promiseAt(i, t), pc.promiseAt(j, t)
+			c := contradiction{since: from, grant: t, timed: true}
+			if yi != nil && yj != nil {
+				// The later yes broke the earlier one's promise.
+				later, earlier := yi, yj
+				if yj.ok > yi.ok {
+					later, earlier = yj, yi
+				}
+				c.grant, c.timed = later.ok, earlier.promise != history.Forever
+			}
+			c.why = fmt.Sprintf("%s and %s were both promised the lock at %s (%s; %s)", pc.name(pc.holds[i].client),
 				pc.name(pc.holds[j].client), pc.at(t), pc.promiseWords(i, t), pc.promiseWords(j, t))
+			return c
 		}
 	}
-	return ""
+	return contradiction{}
 }
 
-// promiseWords says which yes of hold i promised it the lock at t.
-func (pc *promiseCheck) promiseWords(i int, t int64) string {
+// promiseAt is the latest yes of hold i's client that promised it the lock at t, or nil.
+func (pc *promiseCheck) promiseAt(i int, t int64) *yes {
 	h := pc.holds[i]
 	var best *yes
 	for k, y := range pc.yeses[h.client] {
@@ -318,6 +342,13 @@ func (pc *promiseCheck) promiseWords(i int, t int64) string {
 			best = &pc.yeses[h.client][k]
 		}
 	}
+	return best
+}
+
+// promiseWords says which yes of hold i promised it the lock at t.
+func (pc *promiseCheck) promiseWords(i int, t int64) string {
+	h := pc.holds[i]
+	best := pc.promiseAt(i, t)
 	if best == nil {
 		return pc.name(h.client) + "'s hold"
 	}
@@ -329,65 +360,90 @@ func (pc *promiseCheck) promiseWords(i int, t int64) string {
 }
 
 // impossibleYes says how a yes that began or renewed one of the holds could not have been true at
-// any moment of its request, or "", and since when the evidence runs (the earliest start of the
-// hold or of another client's promise that barred the yes): a hold that a broken promise began or
-// renewed is the lock's doing in every window it takes part in. The lock cannot have granted a
-// client the lock at a moment when another client held a live promise, or when the asker's own
-// lease had certainly gone; and a renewal or a check says the client held the lock all along
-// since its hold began, which no moment after such a one can be true of (a lease, once gone, does
-// not come back). A grant counts up to the window's end to; a renewal or a check wherever it came
-// in the hold, since what it says covers the window.
-func (pc *promiseCheck) impossibleYes(holds []int, to int64) (string, int64) {
-	for _, i := range holds {
-		h := pc.holds[i]
-		for _, y := range pc.claims[i] {
-			continues := y.f == idRenew || y.f == idCheck
-			// A renewal or a check answered after the window still speaks for it: it says the
-			// client held the lock all along since its hold began, the window included.
-			if y.ok > to && !continues {
-				continue
-			}
-			barred := union(append(append([]period(nil), pc.othersKept(i)...), pc.certainlyGone(h.client, y.session)...)...)
-			asked := periods{{y.ask, y.ok + 1}}
-			if continues {
-				asked = periods{{h.start, y.ok + 1}}
-			}
-			left := asked.minus(barred)
-			if !continues {
-				left = pc.consistentGrants(i, y, left)
-			}
-			if !continues && len(left) > 0 || continues && len(left) > 0 && left[0].from == h.start && left[0].to > y.ask {
-				continue
-			}
-			since := h.start
-			for _, p := range pc.othersKept(i) {
-				if len(periods{p}.intersect(asked)) > 0 {
-					since = min(since, p.from)
+// any moment of its request (no why when none), since when the evidence runs (the earliest start
+// of the hold or of another client's promise that barred the yes), when that yes was answered and
+// whether what barred it runs out by time: a hold that a broken promise began or renewed is the
+// lock's doing in every window it takes part in. The lock cannot have granted a client the lock
+// at a moment when another client held a live promise, or when the asker's own lease had
+// certainly gone; and a renewal or a check says the client held the lock all along since its hold
+// began, which no moment after such a one can be true of (a lease, once gone, does not come back).
+// A grant counts up to the window's end to; a renewal or a check wherever it came in the hold,
+// since what it says covers the window.
+//
+// A yes that is false on its own is named first: only when none is, a grant is taken for false
+// because every moment it could have come at would have made a later yes to another client false
+// (that later yes may be the false one; the words say so).
+func (pc *promiseCheck) impossibleYes(holds []int, to int64) contradiction {
+	for _, alone := range []bool{true, false} {
+		for _, i := range holds {
+			for _, y := range pc.claims[i] {
+				if c := pc.falseYes(i, y, to, alone); c.why != "" {
+					return c
 				}
 			}
-			first := y.ask
-			if b := barred.intersect(asked); len(b) > 0 && continues {
-				first = b[0].from
-			}
-			s := fmt.Sprintf("%s was told at %s that it held the lock (its %s, asked at %s), but no moment of that request "+
-				"could have made it so: ", pc.name(h.client), pc.at(y.ok), pc.l.str(y.f), pc.at(y.ask))
-			if continues {
-				s = fmt.Sprintf("%s was told at %s that it still held the lock (its %s, asked at %s), but it had lost it by %s: ",
-					pc.name(h.client), pc.at(y.ok), pc.l.str(y.f), pc.at(y.ask), pc.at(first))
-			}
-			parts := pc.promisedTo(i, asked)
-			if gone := pc.certainlyGone(h.client, y.session).intersect(asked); len(gone) > 0 {
-				parts = append(parts, fmt.Sprintf("%s's own lease had certainly gone by %s (no server heard it for longer than its lease "+
-					"and the servers' slack: frozen, cut off from every server, or everything it sent held back)", pc.name(h.client), pc.at(gone[0].from)))
-			}
-			if gaps := asked.minus(barred); !continues && len(gaps) > 0 {
-				parts = append(parts, fmt.Sprintf("a grant in the hand-overs between (%s) would have made the next client's yes "+
-					"the broken one, %s's session being alive then", pc.periodWords(gaps), pc.name(h.client)))
-			}
-			return s + strings.Join(parts, "; "), since
 		}
 	}
-	return "", 0
+	return contradiction{}
+}
+
+// falseYes is the evidence that yes y of hold i cannot have been true, or none. alone leaves
+// out the grants whose only fault is a later yes to another client (consistentGrants).
+func (pc *promiseCheck) falseYes(i int, y yes, to int64, alone bool) contradiction {
+	h := pc.holds[i]
+	continues := y.f == idRenew || y.f == idCheck
+	// A renewal or a check answered after the window still speaks for it: it says the client
+	// held the lock all along since its hold began, the window included.
+	if y.ok > to && !continues {
+		return contradiction{}
+	}
+	gone := pc.certainlyGone(h.client, y.session)
+	barred := union(append(append([]period(nil), pc.othersKept(i)...), gone...)...)
+	asked := periods{{y.ask, y.ok + 1}}
+	if continues {
+		asked = periods{{h.start, y.ok + 1}}
+	}
+	left := asked.minus(barred)
+	if !continues && !alone {
+		left = pc.consistentGrants(i, y, left)
+	}
+	if !continues && len(left) > 0 || continues && len(left) > 0 && left[0].from == h.start && left[0].to > y.ask {
+		return contradiction{}
+	}
+	c := contradiction{since: h.start, grant: y.ok, timed: len(gone.intersect(asked)) > 0}
+	for j, o := range pc.holds {
+		if o.client == h.client || (o.shared && h.shared) || len(pc.kept[j].intersect(asked)) == 0 {
+			continue
+		}
+		for _, p := range pc.kept[j] {
+			if len(periods{p}.intersect(asked)) > 0 {
+				c.since = min(c.since, p.from)
+			}
+		}
+		for _, other := range pc.claims[j] {
+			c.timed = c.timed || other.promise > 0
+		}
+	}
+	first := y.ask
+	if b := barred.intersect(asked); len(b) > 0 && continues {
+		first = b[0].from
+	}
+	s := fmt.Sprintf("%s was told at %s that it held the lock (its %s, asked at %s), but no moment of that request "+
+		"could have made it so: ", pc.name(h.client), pc.at(y.ok), pc.l.str(y.f), pc.at(y.ask))
+	if continues {
+		s = fmt.Sprintf("%s was told at %s that it still held the lock (its %s, asked at %s), but it had lost it by %s: ",
+			pc.name(h.client), pc.at(y.ok), pc.l.str(y.f), pc.at(y.ask), pc.at(first))
+	}
+	parts := pc.promisedTo(i, asked)
+	if g := gone.intersect(asked); len(g) > 0 {
+		parts = append(parts, fmt.Sprintf("%s's own lease had certainly gone by %s (no server heard it for longer than its lease "+
+			"and the servers' slack: frozen, cut off from every server, or everything it sent held back)", pc.name(h.client), pc.at(g[0].from)))
+	}
+	if gaps := asked.minus(barred); !continues && len(gaps) > 0 {
+		parts = append(parts, fmt.Sprintf("a grant in the hand-overs between (%s) would have made the next client's yes "+
+			"the broken one, %s's session being alive then", pc.periodWords(gaps), pc.name(h.client)))
+	}
+	c.why = s + strings.Join(parts, "; ")
+	return c
 }
 
 // consistentGrants keeps the moments of free that a grant to hold i's client by yes y could
@@ -592,10 +648,12 @@ func (pc *promiseCheck) hadSession(c, session int32, t int64) bool {
 	return false
 }
 
-// explanation finds a fault on the lock's servers that exercised a weakness between from and to
-// (or, for a design whose expiry follows its clients' clocks, a clock fault on a client), and
-// names the weakness.
-func (pc *promiseCheck) explanation(a, b int32, from, to int64) (*Fault, string) {
+// explanation finds a fault on the lock's servers that exercised a weakness between from and
+// the later of the two contradicting grants, answered at grant (or, for a design whose expiry
+// follows its clients' clocks, a clock fault on a client), and names the weakness. A fault can
+// explain only a grant it came before, and a clock only a promise that runs out by time (timed):
+// a lock kept until it is released outlives any clock.
+func (pc *promiseCheck) explanation(a, b int32, from, grant int64, timed bool) (*Fault, string) {
 	clientClocks := false
 	for _, c := range []int32{a, b} {
 		if r := pc.l.rules[c]; r != nil && r.ClientClocks {
@@ -604,37 +662,43 @@ func (pc *promiseCheck) explanation(a, b int32, from, to int64) (*Fault, string)
 	}
 	const byClientClocks = "the design reckons expiry by its clients' clocks"
 	for i, f := range pc.faults {
-		if f.Start > to || f.End < from {
+		if f.Start > grant || f.End < from {
 			continue
 		}
-		if w := pc.weakness(f); w != "" {
-			return &pc.faults[i], w
+		if w := pc.weaknessOf(f); w != "" && (timed || w != WeaknessClock) {
+			return &pc.faults[i], weaknessWords(w)
 		}
-		if clientClocks && pc.clients[f.Target] && (f.Kind == history.Clock || f.Kind == history.Strobe) {
+		if timed && clientClocks && pc.clients[f.Target] && (f.Kind == history.Clock || f.Kind == history.Strobe) {
 			return &pc.faults[i], byClientClocks
 		}
 	}
-	if clientClocks && len(pc.l.skewed) > 0 {
+	if timed && clientClocks && len(pc.l.skewed) > 0 {
 		// A clock the scenario set from the start: a fault of the whole run.
 		return &Fault{Kind: history.Clock, Target: pc.l.skewed[0], Start: pc.b.start, End: pc.b.end}, byClientClocks
 	}
 	return nil, ""
 }
 
-// weakness is what a fault on a lock server exercised, in words, or "".
-func (pc *promiseCheck) weakness(f Fault) string {
+// weaknessOf is the weakness of a lock service that a fault on one of its servers exercised
+// (WeaknessClock, WeaknessCrash or the fault's own words), or "" for a fault on a client.
+func (pc *promiseCheck) weaknessOf(f Fault) string {
 	if pc.clients[f.Target] {
 		return ""
 	}
-	w := f.Weakness
-	if w == "" { // histories written before faults recorded their weakness
-		switch f.Kind {
-		case history.Clock, history.Strobe:
-			w = WeaknessClock
-		case history.Crash:
-			w = WeaknessCrash
-		}
+	if f.Weakness != "" {
+		return f.Weakness
 	}
+	switch f.Kind { // histories written before faults recorded their weakness
+	case history.Clock, history.Strobe:
+		return WeaknessClock
+	case history.Crash:
+		return WeaknessCrash
+	}
+	return ""
+}
+
+// weaknessWords says a weakness for the evidence.
+func weaknessWords(w string) string {
 	switch w {
 	case WeaknessClock:
 		return "a server's clock moved, so the leases it keeps ended early (K7, K8)"

@@ -535,3 +535,58 @@ func TestAnInnerYesPromisesTheLockOnlyUntilItsInnerRelease(t *testing.T) {
 		release("client-1", 1300, 1301).end(2000).build()
 	wantClasses(t, classes(t, h), ClassOutlived, ClassBroken)
 }
+
+// A waiter of a session lock frozen past its session and then told it holds, beside a holder
+// whose session lived throughout: the waiter's yes is the one that could not be true, and the
+// evidence names it, not the holder's rightful grant (which only a later yes to the waiter makes
+// look doubtful).
+func TestTheEvidenceNamesTheWaiterWhoseSessionDied(t *testing.T) {
+	session := history.PromiseRule{Words: "while its session lives", Slack: ms(500)}
+	b := newHistory().start(0).designs(session, "client-1", "client-2").
+		promised("client-1", history.Acquire, 10, 11, 1000, -1, "s1")
+	for t := 300.0; t < 4000; t += 300 {
+		b.promised("client-1", history.Renew, t, t+1, 1000, -1, "s1")
+	}
+	b.promised("client-2", history.Renew, 100, 101, 1000, -1, "s2").pause("client-2", 200, 3000).
+		promised("client-2", history.Acquire, 50, 3010, 1000, -1, "s2").
+		release("client-2", 3100, 3101).release("client-1", 4000, 4001).end(4500)
+	m := classes(t, b.build())
+	wantClasses(t, m, ClassBroken)
+	why := m.Windows[0].Why
+	if !strings.HasPrefix(why, "client-2 was told at 3.01 s that it held the lock") || !strings.Contains(why, "client-2's own lease had certainly gone") {
+		t.Errorf("the evidence should name client-2's yes and its dead session: %s", why)
+	}
+}
+
+// A fault on a lock server explains a window only if it began before the later of the two
+// contradicting grants and can end the promise that grant broke: a clock step before the grant
+// explains a lease's overlap; the same step after both grants, inside the window or after it,
+// explains nothing; a clock step cannot end a lock kept until it is released, a crash can.
+func TestAServerFaultExplainsOnlyAGrantItCameBefore(t *testing.T) {
+	build := func(length, at float64, kind, weakness string) []history.Event {
+		return newHistory().start(0).designs(leaseRule, "client-1", "client-2").
+			promised("client-1", history.Acquire, 10, 11, length, -1, "").
+			add(history.Event{Time: ms(at), Process: history.Nemesis, Type: history.Invoke, F: kind, Op: 1, Target: "n1",
+				Weakness: weakness}).
+			add(history.Event{Time: ms(at + 10), Process: history.Nemesis, Type: history.OK, F: kind, Op: 1, Target: "n1"}).
+			promised("client-2", history.Acquire, 100, 101, length, -1, "").
+			release("client-1", 300, 301).release("client-2", 400, 401).end(800).build()
+	}
+	for _, c := range []struct {
+		name       string
+		length, at float64
+		kind, weak string
+		want       WindowClass
+	}{
+		{"a clock step before the later grant", lease, 50, history.Clock, WeaknessClock, ClassExplained},
+		{"a clock step inside the window, after both grants", lease, 150, history.Clock, WeaknessClock, ClassBroken},
+		{"a clock step after the window", lease, 500, history.Clock, WeaknessClock, ClassBroken},
+		{"a clock step before the grant, on a lock kept until released", float64(history.Forever), 50, history.Clock, WeaknessClock, ClassBroken},
+		{"a crash before the grant, on a lock kept until released", float64(history.Forever), 50, history.Crash, WeaknessCrash, ClassExplained},
+		{"a crash after both grants", float64(history.Forever), 150, history.Crash, WeaknessCrash, ClassBroken},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wantClasses(t, classes(t, build(c.length, c.at, c.kind, c.weak)), c.want)
+		})
+	}
+}
