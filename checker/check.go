@@ -97,6 +97,7 @@ func (l *Log) Check(opts Options) Verdict {
 	v.FaultFree = len(l.nemesis) == 0
 	v.Unexercised = l.unexercised(tl, ops, b, opts.AttemptBound)
 	v.Scheduling = l.scheduling(b.start)
+	v.Lease = l.leaseKept()
 	v.Summary = summarize(v)
 	v.Outcome, v.Headline = Judge(v).Outcome, Headline(v)
 	return v

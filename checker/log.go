@@ -39,6 +39,7 @@ type Log struct {
 	server string // what the lock servers ran (the start note's), "" when the service did not say
 
 	lates []lateWake // the clients' Late notes (scheduling.go)
+	lease *history.Event // the controller's LeaseKept note (lease.go), if any
 }
 
 // rec is one event.
@@ -184,6 +185,10 @@ func (l *Log) add(e *history.Event) {
 		if e.F == history.ClientDesign && e.Rule != nil && e.Target != "" {
 			r := *e.Rule
 			l.rules[l.id(e.Target)] = &r
+		}
+		if e.F == history.LeaseKept && e.Type == history.Note {
+			c := e.Clone()
+			l.lease = &c
 		}
 		if e.F == history.ClientDesign && e.Target != "" && history.ClockSetOff(e.Params) {
 			l.skewed = append(l.skewed, e.Target)

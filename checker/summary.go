@@ -22,6 +22,11 @@ func summarize(v Verdict) string {
 	if w := fairnessWords(v.Fairness); w != "" {
 		parts = append(parts, w)
 	}
+	if v.Lease != nil {
+		if w := v.Lease.Words(); w != "" {
+			parts = append(parts, w)
+		}
+	}
 	if s := v.Scheduling; s != nil {
 		parts = append(parts, fmt.Sprintf("the machine woke %s %s late at %s (%d late wake-up(s) outside faults)",
 			s.Client, s.Worst.Round(time.Millisecond), s.Offset.Round(time.Millisecond), s.Wakes))

@@ -46,7 +46,11 @@ type Verdict struct {
 	// every fault on it (scheduling.go): a verdict that hangs on timing weighs less on a machine
 	// that busy. Nil when no client woke late.
 	Scheduling *Scheduling `json:"scheduling,omitempty"`
-	Summary    string      `json:"summary"`
+	// Lease, when set, is the lease the lock's servers kept, beside the TTL the lock was given
+	// and the longest silence a fault caused (lease.go). Nil when the service keeps no lease or
+	// the run did not ask.
+	Lease   *LeaseKept `json:"lease,omitempty"`
+	Summary string     `json:"summary"`
 	// Outcome is the verdict in one word (Judge), and Headline in a sentence.
 	Outcome  Outcome `json:"outcome"`
 	Headline string  `json:"headline"`

@@ -52,6 +52,12 @@ const (
 	// attempt to give up. The attempt's outcome is the acquire's, as ever: a yes is a promise.
 	Abandoned = "abandoned"
 
+	// LeaseKept: what the lock's servers keep for the run's lock, as they said it after the
+	// first grant (note): Target is the server, Duration the lease (as granted when the server
+	// says; otherwise the most it had left), Params {"what", "asked_ns" (the scenario's TTL),
+	// "granted"}. A library may round its lease up or ask for one of its own.
+	LeaseKept = "lease"
+
 	// Fault names ("f" of the nemesis's events). Package nemesis's registry names every kind of
 	// fault; these are the ones written before the registry existed, and the two the checker
 	// interprets (a killed client holds nothing any more; a clock set without a length stays set).

@@ -6,6 +6,7 @@
 package hunt
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -35,6 +36,9 @@ type Spec struct {
 	// Server is the lock service's settings, as a scenario's server: block writes them
 	// ("{version: 3.4.3}": etcd's lock RPC on the server release that shipped its bug).
 	Server string
+	// TTL is the lease the lock is given and the faults are sized to; 0: 400 ms. The service's
+	// shortest lease is the least either way.
+	TTL time.Duration
 }
 
 // DefaultFaults are the families a hunt draws when not told: freezing the holder past its lease
@@ -150,7 +154,7 @@ func Scenario(s Spec) (*scenarios.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	ttl := max(400*time.Millisecond, plan.MinTTL)
+	ttl := max(cmp.Or(s.TTL, 400*time.Millisecond), plan.MinTTL)
 	sc.TTL = scenarios.Duration(ttl)
 	if d.Renews {
 		// A design that renews holds past its lease by right. Holds longer than the lease and the
@@ -185,6 +189,18 @@ func Scenario(s Spec) (*scenarios.Scenario, error) {
 		sc.Workload.Timeout = max(sc.Workload.Timeout, scenarios.Duration(ttl+ttl/4))
 	}
 	return scenarios.New(sc)
+}
+
+// Learned is the TTL a hunt sizes its next runs to after a run whose servers kept a lease longer
+// than the TTL the lock was given (a library that rounds its lease up to whole seconds, or asks
+// for one of its own): the kept lease, to the next 100 ms. ok is false when the lease agreed
+// with the TTL, was shorter, or the service keeps none.
+func Learned(v checker.Verdict) (time.Duration, bool) {
+	l := v.Lease
+	if l == nil || !l.Differs() || l.Kept < l.Asked {
+		return 0, false
+	}
+	return (l.Kept + 99*time.Millisecond).Truncate(100 * time.Millisecond), true
 }
 
 // offeredSteps lists the aimed usage steps (nemesis kinds a client takes itself) the design

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/scenarios"
 	_ "github.com/lockcheck/lockcheck/services/all" // the lock services scenarios are checked against
@@ -182,6 +183,36 @@ func TestAHuntTakesADesignFileAtAVersion(t *testing.T) {
 	} {
 		if _, err := Scenario(Spec{Lock: c.lock}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error naming %s", c.lock, err, c.want)
+		}
+	}
+}
+
+// A hunt sizes its runs to the TTL it is given, and learns a longer one from a run whose servers
+// kept the lock a longer lease (to the next 100 ms); a lease near the TTL, a shorter one, or none
+// teaches it nothing.
+func TestAHuntLearnsTheLeaseTheServersKept(t *testing.T) {
+	sc, err := Scenario(Spec{Lock: "set-nx-px", Seed: 1, TTL: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.TTL.D() != 2*time.Second {
+		t.Fatalf("TTL %s, want 2s", sc.TTL.D())
+	}
+	verdict := func(kept time.Duration, granted bool) checker.Verdict {
+		return checker.Verdict{Lease: &checker.LeaseKept{Kept: kept, Granted: granted, Asked: 400 * time.Millisecond}}
+	}
+	for _, c := range []struct {
+		v    checker.Verdict
+		want time.Duration
+	}{
+		{verdict(1998*time.Millisecond, false), 2 * time.Second},
+		{verdict(2001*time.Millisecond, true), 2100 * time.Millisecond},
+		{verdict(450*time.Millisecond, false), 0},
+		{verdict(100*time.Millisecond, true), 0},
+		{checker.Verdict{}, 0},
+	} {
+		if got, ok := Learned(c.v); got != c.want || ok != (c.want > 0) {
+			t.Errorf("Learned(%+v) = %s, %v; want %s", c.v.Lease, got, ok, c.want)
 		}
 	}
 }

@@ -270,6 +270,10 @@ func (r *run) runClients(ctx context.Context) error {
 		return err
 	}
 	r.clients.goAll()
+	leaseCtx, stopLease := context.WithCancel(ctx)
+	leaseDone := make(chan struct{})
+	go func() { defer close(leaseDone); r.watchLease(leaseCtx) }()
+	defer func() { stopLease(); <-leaseDone }()
 	overlap := make(<-chan time.Time) // never, unless asked for
 	if r.o.StopAfterOverlap > 0 && !r.sc.Design().ReadWrite {
 		watch, stopWatching := context.WithCancel(ctx)

@@ -150,6 +150,34 @@ type Versioned interface {
 	Server() string
 }
 
+// LeaseKeeper is implemented by an Instance whose servers can say what leases they keep for a
+// run's lock: how long a lock really lasts is the servers' to say, not the scenario's TTL (a
+// library may round the lease it asks for up to whole seconds, or ask for one of its own).
+type LeaseKeeper interface {
+	// Leases are the leases, keys with a time to live and sessions the servers keep for what a
+	// run wrote under key, as they say it now.
+	Leases(ctx context.Context, key string) ([]Lease, error)
+}
+
+// Lease is one lease, key or session a lock server keeps.
+type Lease struct {
+	Server string // the server that said
+	What   string // what it keeps: "key lockcheck:…:lock", "lease 694d8c3a1f2b", "session 0x100…"
+	// Granted is the lease as the server granted it, when the server says (etcd's granted TTL,
+	// ZooKeeper's negotiated session timeout); 0 when it says only what is left (Redis).
+	Granted time.Duration
+	Left    time.Duration // what is left of it (for a session, what the server waits before ending it)
+}
+
+// Length is the lease's length as well as the server tells it: as granted, or what is left
+// (a lower bound, close to the grant when asked just after it).
+func (l Lease) Length() time.Duration {
+	if l.Granted > 0 {
+		return l.Granted
+	}
+	return l.Left
+}
+
 var (
 	regMu sync.Mutex
 	kinds = map[string]Kind{}

@@ -151,6 +151,16 @@ func (t *Topology) Server() string {
 	return ""
 }
 
+// Leases are what the servers keep for what the run wrote under key (LeaseKeeper); none for a
+// service that keeps no lease (a database's lock lasts until it is released).
+func (t *Topology) Leases(ctx context.Context, key string) ([]Lease, error) {
+	k, ok := t.Instance.(LeaseKeeper)
+	if !ok {
+		return nil, nil
+	}
+	return k.Leases(ctx, key)
+}
+
 // Cleaner is implemented by an Instance that can remove from its servers what a run wrote under
 // key (the lock's key and the names derived from it).
 type Cleaner interface {

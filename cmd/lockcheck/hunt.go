@@ -18,7 +18,7 @@ import (
 )
 
 func newHuntCommand() *cobra.Command {
-	var budget, each time.Duration
+	var budget, each, ttl time.Duration
 	var runs int
 	var seed int64
 	var faults []string
@@ -40,7 +40,8 @@ outlived its promise (frozen or cut off past its lease: K2, the limit of every l
 fencing is for) and double ownership a fault on the servers explains are counted and shown, not
 a find (--find explained, or any, to hunt for those too).
 
-Each run: four clients, a 400 ms lease (or the service's shortest), three nodes of a service
+Each run: four clients, a 400 ms lease (--ttl; or the service's shortest; after a run whose
+servers kept the lock a longer lease than it was given, that lease), three nodes of a service
 that replicates by quorum (ZooKeeper, etcd: as deployed), 50 ms holds (for designs
 that renew, holds that outlast the lease and its slack, so that a waiter frozen past its own can
 see the holder let go), one package that aims each fault at the holder, a waiter or the
@@ -63,7 +64,7 @@ the run folder gets shrunk.yaml, the smallest schedule found that shows it every
 				return &exitError{exitHarness, err}
 			}
 			sc.find = findFlag
-			spec := hunt.Spec{Lock: args[0], Faults: faults, Within: each, Mode: mode, Server: server}
+			spec := hunt.Spec{Lock: args[0], Faults: faults, Within: each, Mode: mode, Server: server, TTL: ttl}
 			first, err := hunt.Scenario(spec)
 			if err != nil {
 				return &exitError{exitHarness, fmt.Errorf("%w (faults a hunt draws: %s)", err, strings.Join(hunt.ClientKinds(), ", "))}
@@ -110,6 +111,12 @@ the run folder gets shrunk.yaml, the smallest schedule found that shows it every
 				seen.add(res.Verdict.MutualExclusion)
 				fmt.Fprintf(out, "run %d (seed %d): %d fault(s) applied so far, %s elapsed; %s; best finding: %s\n",
 					n, spec.Seed, drawn.Load(), time.Since(started).Round(time.Second), seen, best)
+				if learned, ok := hunt.Learned(res.Verdict); ok && ttl == 0 && !found {
+					// Faults sized to a lease the servers do not keep never outlast it.
+					spec.TTL = learned
+					fmt.Fprintf(out, "%s: the next runs give the lock a %s lease and size their faults to it\n",
+						res.Verdict.Lease.Words(), learned)
+				}
 				if !found {
 					_ = os.RemoveAll(res.Dir) // a run that found nothing is not worth keeping
 					continue
@@ -143,6 +150,8 @@ the run folder gets shrunk.yaml, the smallest schedule found that shows it every
 	f.StringVar(&mode, "mode", nemesis.ModeHunt, "how the package aims its faults: hunt (at the holder, a waiter, the overtaken) or random "+
 		"(Jepsen's style: any client at any moment; more faults before a find, for shrinking to cut)")
 	f.BoolVar(&noShrink, "no-shrink", false, "do not shrink what is found")
+	f.DurationVar(&ttl, "ttl", 0, "the lease the lock is given and the faults are sized to (default 400ms, or the service's shortest; "+
+		"a run whose servers keep a longer lease than the lock was given sizes the next runs to it)")
 	f.StringVar(&server, "server", "", "the lock service's settings, as a scenario's server: block, e.g. \"{version: 3.4.3}\" (etcd's release)")
 	f.StringVar(&findFlag, "find", string(hunt.FindBroken), "what a run must show to be a find: "+strings.Join(hunt.Finds, ", ")+
 		" (broken: the lock told two clients they held it at once, no fault on its servers explaining it; explained: that, or "+

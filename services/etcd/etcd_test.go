@@ -399,3 +399,32 @@ func TestCleanupRemovesTheLocksKeys(t *testing.T) {
 		}
 	}
 }
+
+// Leases names the lease that keeps one of the run's keys, as granted, and no other lease.
+func TestLeasesAreThoseThatKeepTheRunsKeys(t *testing.T) {
+	sc, err := scenarios.Parse("x.yaml", []byte("name: x\nlock: etcd\nnodes: 1\nclients: 1\nttl: 2s\nduration: 2s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := start(t, sc.Plan())
+	c := top.Instance.(*etcd.Cluster)
+	addr := c.Member("n1").Addr(etcd.ClientPort)
+	for k, ttl := range map[string]int{"/lockcheck/run-2/k": 7, "other": 5} {
+		var g struct {
+			ID string `json:"ID"`
+		}
+		if err := post(addr, "/v3/lease/grant", fmt.Sprintf(`{"TTL":%d}`, ttl), &g); err != nil {
+			t.Fatal(err)
+		}
+		if err := post(addr, "/v3/kv/put", fmt.Sprintf(`{"key":%q,"value":%q,"lease":%s}`, b64(k), b64("v"), g.ID), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ls, err := top.Leases(t.Context(), "run-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 1 || ls[0].Granted != 7*time.Second || ls[0].Left <= 0 || ls[0].Left > 7*time.Second || ls[0].Server != "n1" {
+		t.Fatalf("leases of run-2: %+v, want one granted 7s", ls)
+	}
+}

@@ -493,3 +493,28 @@ func TestClockSkewOfATrueClock(t *testing.T) {
 		t.Error("ClockSkew of nothing succeeded")
 	}
 }
+
+// Leases are the run's keys that expire, on every primary, with what is left of each; a key
+// without a time to live and another run's key are not.
+func TestLeasesAreTheRunsKeysWithATimeToLive(t *testing.T) {
+	topo := lockNodes(t, 2)
+	ctx := t.Context()
+	mustOK(t, client(t, addr(node(t, topo, "n1"))).Set(ctx, "lockcheck:run-3:lock", "a", 7*time.Second).Err())
+	mustOK(t, client(t, addr(node(t, topo, "n2"))).Set(ctx, "lockcheck:run-3:lock", "a", 5*time.Second).Err())
+	mustOK(t, client(t, addr(node(t, topo, "n2"))).Set(ctx, "lockcheck:run-3:token", "1", 0).Err())
+	mustOK(t, client(t, addr(node(t, topo, "n2"))).Set(ctx, "lockcheck:run-30:lock", "b", 9*time.Second).Err())
+	ls, err := topo.Leases(ctx, "lockcheck:run-3:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := map[string]time.Duration{}
+	for _, l := range ls {
+		if l.What != "key lockcheck:run-3:lock" || l.Granted != 0 {
+			t.Errorf("lease %+v", l)
+		}
+		left[l.Server] = l.Length()
+	}
+	if len(ls) != 2 || left["n1"] <= 5*time.Second || left["n1"] > 7*time.Second || left["n2"] <= 3*time.Second || left["n2"] > 5*time.Second {
+		t.Fatalf("leases %+v, want the lock's key on n1 (7s) and n2 (5s)", ls)
+	}
+}

@@ -221,7 +221,7 @@ func (z *Ensemble) writeConfig(id int, name string, pl providers.Placement) (str
 	fmt.Fprintf(&b, "clientPort=%d\nclientPortAddress=%s\n", pl.Ports[ClientPort], pl.Host)
 	b.WriteString("quorumListenOnAllIPs=false\n")
 	b.WriteString("admin.enableServer=false\n")
-	b.WriteString("4lw.commands.whitelist=srvr,ruok,mntr,stat\n")
+	b.WriteString("4lw.commands.whitelist=srvr,ruok,mntr,stat,cons\n")
 	// Every client connects from the same address (through its links): no per-address limit.
 	b.WriteString("maxClientCnxns=0\n")
 	// Writes still reach the kernel before they are acknowledged, so a killed server keeps them;

@@ -713,3 +713,32 @@ func TestZooKeeperNeedsNameTheirPackages(t *testing.T) {
 		}
 	}
 }
+
+// Leases are the connected clients' sessions with the timeouts the servers negotiated.
+func TestLeasesAreTheSessionsWithTheirNegotiatedTimeouts(t *testing.T) {
+	topo, z := startZK(t, 1)
+	conn, _, err := zk.Connect([]string{z.Server("zk1").Addr(ClientPort)}, 4*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, _, err := conn.Exists("/"); err != nil { // the session is established once a request is answered
+		t.Fatal(err)
+	}
+	ls, err := topo.Leases(t.Context(), "any")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 1 || ls[0].Granted != 4*time.Second || !strings.HasPrefix(ls[0].What, "session 0x") {
+		t.Fatalf("leases: %+v, want one session of 4s", ls)
+	}
+}
+
+func TestConsAnswersAreRead(t *testing.T) {
+	text := " /127.0.0.1:57040[1](queued=0,recved=7,sent=7,sid=0x1000212f3cb0000,lop=PING,est=1700000000000,to=4000,lcxid=0x2,lzxid=0x4,lresp=1,llat=0,minlat=0,avglat=0,maxlat=2)\n" +
+		" /127.0.0.1:57044[0](queued=0,recved=1,sent=0)\n"
+	ls := sessionsIn("zk1", text)
+	if len(ls) != 1 || ls[0].Granted != 4*time.Second || ls[0].What != "session 0x1000212f3cb0000" || ls[0].Server != "zk1" {
+		t.Fatalf("%+v", ls)
+	}
+}
