@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/lockcheck
 PKGS    := ./...
 
-.PHONY: all deps build run test test-pure test-docker test-packages tidy-check flakes vet repeat debate debate-repeat \
+.PHONY: all deps build run test test-pure test-docker test-packages tidy-check flakes flakes-load vet repeat debate debate-repeat \
 	debate-repeat-docker jepsen-etcd matrix matrix-repeat mutants bench hunt-bench soak byol track-record images clean
 
 all: build
@@ -106,6 +106,13 @@ FLAKES_N    ?= 5
 FLAKES_PKGS ?= $(PKGS)
 flakes: deps
 	$(GO) run ./tools/flakes -n $(FLAKES_N) $(FLAKES_PKGS)
+
+# The same under load, as CI meets it: FLAKES_N rounds of make test's real-server packages, two at
+# a time as make test runs them, with FLAKES_LOAD busy loops beside them; lists every test that
+# failed at least once, its rate and its output. make flakes-load FLAKES_N=1 for one round.
+FLAKES_LOAD ?= 2
+flakes-load: deps build
+	$(GO) run ./tools/flakes -n $(FLAKES_N) -p 2 -load $(FLAKES_LOAD) $(REAL_PKGS)
 
 # Repeatability: each shipped scenario 10 times (slow: a few minutes).
 repeat: deps build

@@ -11,10 +11,24 @@ import (
 // that dies in the middle of a test, and a package that does not compile. flakes runs them for
 // real (go test) and must list exactly the tests that failed at least once.
 func TestListsEveryTestThatFailedAtLeastOnce(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"each package in turn", nil},
+		// Rounds of every package two at a time with a busy loop beside them (make flakes-load's
+		// way) find the same failures.
+		{"side by side, under load", []string{"-p", "2", "-load", "1"}},
+	} {
+		t.Run(c.name, func(t *testing.T) { listsEveryFailure(t, c.args) })
+	}
+}
+
+func listsEveryFailure(t *testing.T, extra []string) {
 	fixture, _ := filepath.Abs("testdata/flaky")
 	t.Setenv("FLAKES_FIXTURE_DIR", t.TempDir())
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"-C", fixture, "-n", "3", "./..."}, &stdout, &stderr)
+	code := run(append(append([]string{"-C", fixture, "-n", "3"}, extra...), "./..."), &stdout, &stderr)
 	out := stdout.String()
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, stderr.String())

@@ -2,7 +2,11 @@
 // (so timing-sensitive tests against real servers do not compete with each other), and lists
 // every test that failed at least once, with its output from each failed run.
 //
-//	flakes [-n 5] [-timeout 15m] [-run REGEXP] [-C DIR] [packages]
+//	flakes [-n 5] [-timeout 15m] [-run REGEXP] [-C DIR] [-p 1] [-load 0] [packages]
+//
+// -p P runs the packages P at a time instead, N rounds of them all, as make test runs its
+// real-server packages (-p 2); -load L keeps L busy loops running beside them, so that a test
+// that passes only on an idle machine fails here before it fails in someone's CI.
 //
 // Exit status: 0 when nothing failed, 1 when some test failed at least once, 2 when the tool
 // itself could not run (bad flags, packages that do not exist).
@@ -18,6 +22,8 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -33,15 +39,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	runRE := fs.String("run", "", "go test -run: only tests matching this regular expression")
 	goCmd := fs.String("go", envOr("GO", "go"), "the go command")
 	dir := fs.String("C", "", "run in this directory (default: the current one)")
+	parallel := fs.Int("p", 1, "packages run at once (rounds of them all, as go test -p runs them)")
+	load := fs.Int("load", 0, "busy loops kept running beside the tests (each takes a core while it can)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: flakes [-n N] [-timeout D] [-run REGEXP] [-C DIR] [packages] (default ./...)")
+		fmt.Fprintln(stderr, "usage: flakes [-n N] [-timeout D] [-run REGEXP] [-C DIR] [-p P] [-load L] [packages] (default ./...)")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *n < 1 {
-		fmt.Fprintf(stderr, "flakes: -n %d: want at least 1\n", *n)
+	if *n < 1 || *parallel < 1 || *load < 0 {
+		fmt.Fprintf(stderr, "flakes: -n %d, -p %d, -load %d: want at least 1, 1 and 0\n", *n, *parallel, *load)
 		return 2
 	}
 	patterns := fs.Args()
@@ -54,18 +62,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	stopLoad := busyLoops(*load)
+	defer stopLoad()
 	t := newTally()
-	for _, pkg := range pkgs {
-		for i := 1; i <= *n; i++ {
-			started := time.Now()
-			res, err := testOnce(*goCmd, *dir, pkg, *timeout, *runRE)
-			if err != nil {
-				fmt.Fprintln(stderr, "flakes:", err)
-				return 2
-			}
-			t.add(pkg, res)
-			fmt.Fprintf(stderr, "%s run %d/%d: %s (%s)\n", pkg, i, *n, outcome(res), time.Since(started).Round(100*time.Millisecond))
+	once := func(pkg string, i int) error {
+		started := time.Now()
+		res, err := testOnce(*goCmd, *dir, pkg, *timeout, *runRE)
+		if err != nil {
+			return err
 		}
+		t.add(pkg, res)
+		fmt.Fprintf(stderr, "%s run %d/%d: %s (%s)\n", pkg, i, *n, outcome(res), time.Since(started).Round(100*time.Millisecond))
+		return nil
+	}
+	var err2 error
+	if *parallel == 1 {
+		err2 = eachPackageInTurn(pkgs, *n, once)
+	} else {
+		err2 = roundsSideBySide(pkgs, *n, *parallel, once)
+	}
+	if err2 != nil {
+		fmt.Fprintln(stderr, "flakes:", err2)
+		return 2
 	}
 	fmt.Fprintln(stdout)
 	t.report(stdout)
@@ -73,6 +91,58 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// eachPackageInTurn runs each package n times before the next.
+func eachPackageInTurn(pkgs []string, n int, once func(pkg string, i int) error) error {
+	for _, pkg := range pkgs {
+		for i := 1; i <= n; i++ {
+			if err := once(pkg, i); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// roundsSideBySide runs n rounds of every package, p packages at a time, in go list's order
+// within a round (go test -p p's way): a package meets the others it meets in make test.
+func roundsSideBySide(pkgs []string, n, p int, once func(pkg string, i int) error) error {
+	for i := 1; i <= n; i++ {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var errs []error
+		slots := make(chan struct{}, p)
+		for _, pkg := range pkgs {
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				if err := once(pkg, i); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// busyLoops starts k goroutines that spin until stopped: the load of a busy machine, beside
+// the tests' own processes.
+func busyLoops(k int) (stop func()) {
+	var done atomic.Bool
+	for range k {
+		go func() {
+			for n := 0; !done.Load(); n++ {
+			}
+		}()
+	}
+	return func() { done.Store(true) }
 }
 
 func envOr(key, def string) string {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // event is one line of `go test -json` (see `go doc cmd/test2json`).
@@ -114,8 +115,9 @@ func parseRun(r io.Reader, exitErr error) (runResult, error) {
 	return res, nil
 }
 
-// tally collects the runs of every package.
+// tally collects the runs of every package (add may be called from several goroutines).
 type tally struct {
+	mu       sync.Mutex
 	runs     map[string]int                    // package -> runs done
 	failures map[string]map[string][]failedRun // package -> test -> its failed runs
 }
@@ -130,6 +132,8 @@ func newTally() *tally {
 }
 
 func (t *tally) add(pkg string, r runResult) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.runs[pkg]++
 	for test, output := range r.failed {
 		if t.failures[pkg] == nil {
