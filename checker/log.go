@@ -38,7 +38,7 @@ type Log struct {
 
 	server string // what the lock servers ran (the start note's), "" when the service did not say
 
-	lates []lateWake // the clients' Late notes (scheduling.go)
+	lates []lateWake     // the clients' Late notes (scheduling.go)
 	lease *history.Event // the controller's LeaseKept note (lease.go), if any
 }
 
