@@ -37,6 +37,7 @@ type cellSpec struct {
 	acquireTimeout time.Duration // usual: 3s
 	duration       time.Duration // usual: cellParams.duration
 	ttl            time.Duration // usual: cellParams.ttl
+	attempt        time.Duration // one acquire attempt's bound; usual: four command timeouts (1 s)
 	reentrant      bool
 }
 
@@ -263,7 +264,12 @@ func waiterExpires(c cellParams) (cellSpec, string) {
 		hold:           hold,
 		stagger:        stagger,
 		acquireTimeout: 3 * hold,
-		duration:       hold + c.ttl + time.Second, // client-1 releases, the queue moves on
+		// client-2's one attempt outlasts its whole wait: it is still waiting when it wakes, and
+		// what the lock tells it when client-1 lets go is heard (a yes after its lease went is
+		// etcd #11456's broken promise). A shorter attempt ends during the pause, and the client
+		// gives up on waking before the lock can answer.
+		attempt:  hold + c.ttl,
+		duration: hold + c.ttl + time.Second, // client-1 releases, the queue moves on
 	}, ""
 }
 
@@ -367,6 +373,7 @@ func cellScenario(d locks.Design, f Fault, seed int64) (*scenarios.Scenario, str
 			Think:          scenarios.Duration(10 * time.Millisecond),
 			Stagger:        scenarios.Duration(or(cell.stagger, 50*time.Millisecond)),
 			AcquireTimeout: scenarios.Duration(or(cell.acquireTimeout, 3*time.Second)),
+			Attempt:        scenarios.Duration(cell.attempt),
 			Reentrant:      cell.reentrant,
 		},
 		Path:    cellName(d.Name, f.Name) + ".yaml",

@@ -46,6 +46,33 @@ func Differed(m *Matrix) []Cell {
 	return out
 }
 
+// Unseen is a cell's status that its record never saw, with what the record did see.
+type Unseen struct {
+	Cell   Cell
+	Status Status
+}
+
+// Unrecorded lists, for each cell the record knows (Attach), the statuses its runs showed that
+// the record never saw: a cell whose verdict moved, by a change of the design, of the checker or
+// of what the grid runs beside it, which no rate in the record speaks for.
+func Unrecorded(m *Matrix) []Unseen {
+	var out []Unseen
+	for _, c := range m.Cells {
+		if c.Recorded == nil {
+			continue
+		}
+		seen := map[Status]bool{}
+		for _, o := range c.Outcomes {
+			if o.Status == NA || o.Status == Error || seen[o.Status] || c.Recorded.Statuses[o.Status] > 0 {
+				continue
+			}
+			seen[o.Status] = true
+			out = append(out, Unseen{Cell: c, Status: o.Status})
+		}
+	}
+	return out
+}
+
 // Varies reports whether the cell's runs showed more than one status.
 func (r *RecordedCell) Varies() bool { return r != nil && len(r.Statuses) > 1 }
 

@@ -105,3 +105,24 @@ func TestAVaryingCellSaysWhyInBothPages(t *testing.T) {
 		t.Error("a cell that did not vary says why it varies")
 	}
 }
+
+// A grid names each status a cell showed that its record never saw, once a cell; a cell the
+// record does not know, a status it saw and n/a are not named.
+func TestAGridNamesTheStatusesItsRecordNeverSaw(t *testing.T) {
+	m := &Matrix{Cells: []Cell{
+		{Lock: "get-then-set", Fault: "kill-holder", Outcomes: []Outcome{{Status: Broken}, {Status: Stuck}, {Status: Broken}}},
+		{Lock: "set-nx-px", Fault: "none", Outcomes: []Outcome{{Status: Safe}}},
+		{Lock: "new-design", Fault: "none", Outcomes: []Outcome{{Status: Unsafe}}},
+		{Lock: "redisson", Fault: "waiter-expires", Outcomes: []Outcome{{Status: NA}}},
+	}}
+	rec := &Record{Cells: map[string]*RecordedCell{
+		CellKey("get-then-set", "kill-holder"): {Runs: 17, Statuses: map[Status]int{Stuck: 17}},
+		CellKey("set-nx-px", "none"):           {Runs: 3, Statuses: map[Status]int{Safe: 3}},
+		CellKey("redisson", "waiter-expires"):  {Runs: 3, Statuses: map[Status]int{Safe: 3}},
+	}}
+	rec.Attach(m)
+	got := Unrecorded(m)
+	if len(got) != 1 || got[0].Cell.Lock != "get-then-set" || got[0].Status != Broken {
+		t.Fatalf("unrecorded: %+v", got)
+	}
+}

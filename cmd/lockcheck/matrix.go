@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/lockcheck/lockcheck/locks"
 	"github.com/lockcheck/lockcheck/matrix"
 	"github.com/lockcheck/lockcheck/runner"
+	"github.com/lockcheck/lockcheck/workloads"
 )
 
 func newMatrixCommand() *cobra.Command {
@@ -102,6 +104,11 @@ Faults: `) + strings.Join(matrix.FaultNames(), ", ") + ".",
 				return &exitError{exitHarness, err}
 			}
 			rec.Attach(m)
+			for _, u := range matrix.Unrecorded(m) {
+				fmt.Fprintf(out, "%s × %s read %s, which its record never saw (%d run(s): %s); re-measure it: lockcheck matrix "+
+					"--locks %s --faults %s --count 5 --record FILE\n", u.Cell.Lock, u.Cell.Fault, u.Status, u.Cell.Recorded.Runs,
+					u.Cell.Recorded.Rates(), u.Cell.Lock, u.Cell.Fault)
+			}
 			if record != "" {
 				if err := addRecord(out, record, m, o); err != nil {
 					return &exitError{exitHarness, fmt.Errorf("--record: %w", err)}
@@ -171,8 +178,9 @@ func addRecord(out io.Writer, path string, m *matrix.Matrix, o matrix.Options) e
 		return err
 	}
 	host, _ := os.Hostname()
-	rec.Add(m, fmt.Sprintf("%s: %d run(s) a cell, --parallel %s, %d cores (%s), took %s", m.Started.Format("2006-01-02 15:04"),
-		o.Count, parallelSaid(m), runtime.NumCPU(), host, m.Wall.Round(time.Second)))
+	// The machine kind and the build: a cell's rate is the rate of one processor and one build.
+	rec.Add(m, fmt.Sprintf("%s: %d run(s) a cell, --parallel %s, %d cores (%s, %s), build %s, took %s", m.Started.Format("2006-01-02 15:04"),
+		o.Count, parallelSaid(m), runtime.NumCPU(), host, processorName(), cmp.Or(workloads.Build, "not built by make"), m.Wall.Round(time.Second)))
 	if err := rec.Write(path); err != nil {
 		return err
 	}
@@ -341,4 +349,16 @@ func matrixSuite(m *matrix.Matrix, gate matrix.Status) junit.Suite {
 		s.Cases = append(s.Cases, jc)
 	}
 	return s
+}
+
+// processorName is the machine's processor as /proc/cpuinfo names it ("AMD EPYC"), or "processor
+// unknown".
+func processorName() string {
+	raw, _ := os.ReadFile("/proc/cpuinfo")
+	for line := range strings.Lines(string(raw)) {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "processor unknown"
 }
