@@ -590,3 +590,32 @@ func TestAServerFaultExplainsOnlyAGrantItCameBefore(t *testing.T) {
 		})
 	}
 }
+
+// A release retried after an error (usage release-retry): client-1's first release is left
+// unknown, its lease runs out, client-2 is granted the lock, and the retry answers success — a
+// lock whose release checks no owner removed client-2's key, and client-3 is granted the lock
+// while client-2's lease still runs: client-2's promise was broken, by the lock. A retried
+// release is no promise of its own. With a lock that checks the owner, the retry is refused and
+// nobody is granted the lock over client-2: no window.
+func TestARetriedReleaseThatRemovesAnotherHoldBreaksItsPromise(t *testing.T) {
+	build := func(retryRemoves bool) []history.Event {
+		b := newHistory().start(0).designs(leaseRule, "client-1", "client-2", "client-3").
+			leased("client-1", 10, 11).
+			op("client-1", history.Release, 100, 350, history.Info, func(e *history.Event) { e.Error = "i/o timeout" }).
+			leased("client-2", 450, 451)
+		if retryRemoves {
+			return b.release("client-1", 500, 501).leased("client-3", 600, 601).release("client-3", 700, 701).
+				releaseFails("client-2", 800, 801).end(1200).build()
+		}
+		return b.releaseFails("client-1", 500, 501).release("client-2", 800, 801).
+			leased("client-3", 850, 851).release("client-3", 900, 901).end(1200).build()
+	}
+	m := classes(t, build(true))
+	wantClasses(t, m, ClassBroken)
+	if why := m.Windows[0].Why; !strings.Contains(why, "client-2 and client-3 were both promised the lock") {
+		t.Errorf("why: %s", why)
+	}
+	if m := Check(build(false), Options{}).MutualExclusion; !m.Holds {
+		t.Errorf("a refused retry leaves no window: %+v", m.Windows)
+	}
+}
