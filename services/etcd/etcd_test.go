@@ -370,15 +370,21 @@ func b64(s string) string {
 	return strings.Trim(string(out), `"`)
 }
 
-// Cleanup removes the lock's keys and nothing else.
-func TestCleanupRemovesTheLocksKeys(t *testing.T) {
+// startOneMember starts one etcd member for the etcd design, with the address of its client port.
+func startOneMember(t *testing.T) (*services.Topology, *etcd.Cluster, string) {
+	t.Helper()
 	sc, err := scenarios.Parse("x.yaml", []byte("name: x\nlock: etcd\nnodes: 1\nclients: 1\nttl: 2s\nduration: 2s\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	top := start(t, sc.Plan())
 	c := top.Instance.(*etcd.Cluster)
-	addr := c.Member("n1").Addr(etcd.ClientPort)
+	return top, c, c.Member("n1").Addr(etcd.ClientPort)
+}
+
+// Cleanup removes the lock's keys and nothing else.
+func TestCleanupRemovesTheLocksKeys(t *testing.T) {
+	_, c, addr := startOneMember(t)
 	for _, k := range []string{"/lockcheck/run-1/a", "/lockcheck/run-1/b", "/lockcheck/run-10/a", "other"} {
 		if err := put(addr, k, "v"); err != nil {
 			t.Fatal(err)
@@ -402,13 +408,7 @@ func TestCleanupRemovesTheLocksKeys(t *testing.T) {
 
 // Leases names the lease that keeps one of the run's keys, as granted, and no other lease.
 func TestLeasesAreThoseThatKeepTheRunsKeys(t *testing.T) {
-	sc, err := scenarios.Parse("x.yaml", []byte("name: x\nlock: etcd\nnodes: 1\nclients: 1\nttl: 2s\nduration: 2s\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	top := start(t, sc.Plan())
-	c := top.Instance.(*etcd.Cluster)
-	addr := c.Member("n1").Addr(etcd.ClientPort)
+	top, _, addr := startOneMember(t)
 	for k, ttl := range map[string]int{"/lockcheck/run-2/k": 7, "other": 5} {
 		var g struct {
 			ID string `json:"ID"`

@@ -75,14 +75,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s run %d/%d: %s (%s)\n", pkg, i, *n, outcome(res), time.Since(started).Round(100*time.Millisecond))
 		return nil
 	}
-	var err2 error
-	if *parallel == 1 {
-		err2 = eachPackageInTurn(pkgs, *n, once)
-	} else {
-		err2 = roundsSideBySide(pkgs, *n, *parallel, once)
+	schedule := eachPackageInTurn
+	if *parallel > 1 {
+		schedule = func(pkgs []string, n int, once func(string, int) error) error {
+			return roundsSideBySide(pkgs, n, *parallel, once)
+		}
 	}
-	if err2 != nil {
-		fmt.Fprintln(stderr, "flakes:", err2)
+	if err := schedule(pkgs, *n, once); err != nil {
+		fmt.Fprintln(stderr, "flakes:", err)
 		return 2
 	}
 	fmt.Fprintln(stdout)
